@@ -1,0 +1,25 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, parseConfig } from './engram-config';
+
+describe('parseConfig', () => {
+  it('should derive loopback defaults from the infra ports', () => {
+    const config = parseConfig({ ENGRAM_KAFKA_PORT: '19092', ENGRAM_ES_PORT: '19200' });
+    expect(config.kafka.brokers).toEqual(['127.0.0.1:19092']);
+    expect(config.schemaRegistry.url).toBe('http://127.0.0.1:8081/apis/ccompat/v7');
+    expect(config.elasticsearch.url).toBe('http://127.0.0.1:19200');
+    expect(config.neo4j.url).toBe('bolt://127.0.0.1:7687');
+  });
+
+  it('should split a broker list', () => {
+    const config = parseConfig({ ENGRAM_KAFKA_BROKERS: 'a:9092, b:9092' });
+    expect(config.kafka.brokers).toEqual(['a:9092', 'b:9092']);
+  });
+
+  it('should name every bad setting and the fix', () => {
+    const bad = () => parseConfig({ ENGRAM_ES_PORT: 'abc', ENGRAM_NEO4J_URL: 'http://x' });
+    expect(bad).toThrow(ConfigError);
+    expect(bad).toThrow(/ENGRAM_ES_PORT/);
+    expect(bad).toThrow(/ENGRAM_NEO4J_URL/);
+    expect(bad).toThrow(/fix:/);
+  });
+});

@@ -1,0 +1,86 @@
+import { z } from 'zod';
+
+/**
+ * The one typed configuration object. Environment variables are read here and nowhere else
+ * (lint enforces it); everything is validated once, and a bad value stops start-up with a message
+ * naming the variable and the fix.
+ */
+const port = (fallback: number) => z.coerce.number().int().min(1).max(65535).default(fallback);
+
+const envSchema = z.object({
+  ENGRAM_SERVICE_NAME: z.string().min(1).default('engram'),
+  ENGRAM_KAFKA_PORT: port(9092),
+  ENGRAM_KAFKA_BROKERS: z.string().optional(),
+  ENGRAM_KAFKA_CLIENT_ID: z.string().min(1).default('engram'),
+  ENGRAM_REGISTRY_PORT: port(8081),
+  ENGRAM_SCHEMA_REGISTRY_URL: z.url().optional(),
+  ENGRAM_ES_PORT: port(9200),
+  ENGRAM_ES_URL: z.url().optional(),
+  ENGRAM_NEO4J_BOLT_PORT: port(7687),
+  ENGRAM_NEO4J_URL: z.string().regex(/^(bolt|neo4j)(\+s|\+ssc)?:\/\//).optional(),
+  ENGRAM_NEO4J_USER: z.string().optional(),
+  ENGRAM_NEO4J_PASSWORD: z.string().optional(),
+  ENGRAM_RETRY_INITIAL_MS: z.coerce.number().int().positive().default(200),
+  ENGRAM_RETRY_MAX_MS: z.coerce.number().int().positive().default(30_000),
+});
+
+export interface EngramConfig {
+  serviceName: string;
+  kafka: { brokers: string[]; clientId: string };
+  schemaRegistry: { url: string };
+  elasticsearch: { url: string };
+  neo4j: { url: string; user?: string; password?: string };
+  retry: { initialMs: number; maxMs: number };
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`Invalid Engram configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export function parseConfig(env: Record<string, string | undefined>): EngramConfig {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues.map(
+        (issue) => `${issue.path.join('.')}: ${issue.message} (fix: set a valid value or unset it)`,
+      ),
+    );
+  }
+  const e = parsed.data;
+  return {
+    serviceName: e.ENGRAM_SERVICE_NAME,
+    kafka: {
+      brokers: (e.ENGRAM_KAFKA_BROKERS ?? `127.0.0.1:${e.ENGRAM_KAFKA_PORT}`)
+        .split(',')
+        .map((b) => b.trim())
+        .filter(Boolean),
+      clientId: e.ENGRAM_KAFKA_CLIENT_ID,
+    },
+    schemaRegistry: {
+      url: e.ENGRAM_SCHEMA_REGISTRY_URL ?? `http://127.0.0.1:${e.ENGRAM_REGISTRY_PORT}/apis/ccompat/v7`,
+    },
+    elasticsearch: { url: e.ENGRAM_ES_URL ?? `http://127.0.0.1:${e.ENGRAM_ES_PORT}` },
+    neo4j: {
+      url: e.ENGRAM_NEO4J_URL ?? `bolt://127.0.0.1:${e.ENGRAM_NEO4J_BOLT_PORT}`,
+      user: e.ENGRAM_NEO4J_USER,
+      password: e.ENGRAM_NEO4J_PASSWORD,
+    },
+    retry: { initialMs: e.ENGRAM_RETRY_INITIAL_MS, maxMs: e.ENGRAM_RETRY_MAX_MS },
+  };
+}
+
+let cached: EngramConfig | undefined;
+
+/** The process-wide configuration, parsed from the environment on first use. */
+export function loadConfig(): EngramConfig {
+  cached ??= parseConfig(process.env);
+  return cached;
+}
+
+/** Tests only: forget the cached configuration. */
+export function resetConfigForTests(): void {
+  cached = undefined;
+}

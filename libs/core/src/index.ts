@@ -1,0 +1,2 @@
+export * from './errors/engram-error';
+export * from './reliability/retry-policy';

@@ -1,0 +1,40 @@
+import { Client, errors } from '@elastic/elasticsearch';
+import { DownstreamUnavailableError, EngramError, errorMessage } from '@engram/core';
+
+/**
+ * The 8.x client on purpose: it talks to the Elasticsearch 8 server we run (a 9.x client sends
+ * `compatible-with=9`, which an 8.x server rejects).
+ */
+export function createElasticsearchClient(url: string): Client {
+  return new Client({ node: url, requestTimeout: 30_000, maxRetries: 2 });
+}
+
+export interface ElasticsearchHealth {
+  ok: boolean;
+  status: string;
+  detail?: string;
+}
+
+/** Health from `_cluster/health` (the embedded node has no `GET /`; see deploy/local). */
+export async function elasticsearchHealth(client: Client): Promise<ElasticsearchHealth> {
+  try {
+    const health = await client.cluster.health();
+    return { ok: health.status !== 'red', status: health.status };
+  } catch (error) {
+    return { ok: false, status: 'unreachable', detail: errorMessage(error) };
+  }
+}
+
+const UNAVAILABLE_STATUS = new Set([408, 429, 502, 503, 504]);
+
+/** Outages and overload are retriable; anything else is the request's own fault. */
+export function classifyElasticsearchError(error: unknown): unknown {
+  if (error instanceof EngramError) return error;
+  if (error instanceof errors.ConnectionError || error instanceof errors.TimeoutError || error instanceof errors.NoLivingConnectionsError) {
+    return new DownstreamUnavailableError(`elasticsearch: ${errorMessage(error)}`, {}, { cause: error });
+  }
+  if (error instanceof errors.ResponseError && UNAVAILABLE_STATUS.has(error.statusCode ?? 0)) {
+    return new DownstreamUnavailableError(`elasticsearch: ${errorMessage(error)}`, {}, { cause: error });
+  }
+  return error;
+}

@@ -1,0 +1,2 @@
+export * from './elasticsearch-client';
+export * from './index-setup';

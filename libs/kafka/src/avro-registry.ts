@@ -1,0 +1,147 @@
+import { SchemaRegistry, SchemaType } from '@kafkajs/confluent-schema-registry';
+import type { AvroOptions, RawAvroSchema } from '@kafkajs/confluent-schema-registry/dist/@types';
+import {
+  DecodeError,
+  DownstreamUnavailableError,
+  EngramError,
+  errorMessage,
+  SchemaNotFoundError,
+} from '@engram/core';
+import { readWireFrame } from './wire-format';
+
+export type Compatibility = 'BACKWARD' | 'FORWARD' | 'FULL' | 'NONE';
+
+interface RegistryResponseError {
+  status?: number;
+  message?: string;
+}
+
+/**
+ * The Confluent-compatible Schema Registry at the edge: registration, encoding and decoding in the
+ * Confluent wire format, with every failure classified (unknown schema id → not retriable,
+ * registry down → retriable, bad bytes → DecodeError). Schemas are cached by id by the underlying
+ * client, so a decode costs one registry request per unseen id.
+ */
+export class AvroRegistry {
+  private readonly client: SchemaRegistry;
+  private readonly idsBySubject = new Map<string, number>();
+
+  constructor(
+    private readonly url: string,
+    avroOptions: AvroOptions = {},
+  ) {
+    this.client = new SchemaRegistry(
+      { host: url, retry: { retries: 2, maxRetryTimeInSecs: 2 } },
+      { forSchemaOptions: avroOptions },
+    );
+  }
+
+  /**
+   * Sets the registry-wide default compatibility. We register with this default rather than the
+   * client's per-subject `PUT /config/{subject}` before the subject exists, which Apicurio answers
+   * with 404 (see deploy/local/README.md).
+   */
+  async setGlobalCompatibility(level: Compatibility): Promise<void> {
+    await this.request('PUT', '/config', { compatibility: level });
+  }
+
+  /** Sets a subject's compatibility; the subject must exist (register first). */
+  async setSubjectCompatibility(subject: string, level: Compatibility): Promise<void> {
+    await this.request('PUT', `/config/${encodeURIComponent(subject)}`, { compatibility: level });
+  }
+
+  /**
+   * Registers (or finds) `schema` under `subject` and returns its id. Registration goes straight to
+   * the REST API because the client's `register()` refuses schemas without a name, i.e. the
+   * top-level unions our lifecycle and boundary topics use.
+   */
+  async register(subject: string, schema: object): Promise<number> {
+    const path = `/subjects/${encodeURIComponent(subject)}/versions`;
+    const { id } = (await this.request('POST', path, { schema: JSON.stringify(schema) })) as {
+      id: number;
+    };
+    this.idsBySubject.set(subject, id);
+    return id;
+  }
+
+  /** Asks the registry whether `schema` may become the next version of `subject`. */
+  async isCompatible(subject: string, schema: object): Promise<boolean> {
+    const path = `/compatibility/subjects/${encodeURIComponent(subject)}/versions/latest`;
+    const body = { schema: JSON.stringify(schema) };
+    return ((await this.request('POST', path, body)) as { is_compatible: boolean }).is_compatible;
+  }
+
+  idOf(subject: string): number {
+    const id = this.idsBySubject.get(subject);
+    if (id === undefined) throw new SchemaNotFoundError(`subject ${subject} is not registered`);
+    return id;
+  }
+
+  async encode(schemaId: number, value: unknown): Promise<Buffer> {
+    try {
+      return await this.client.encode(schemaId, value);
+    } catch (error) {
+      throw classifyRegistryError(error, { schemaId });
+    }
+  }
+
+  /**
+   * Decodes a framed record. With `readerSchema`, Avro schema resolution maps the writer's schema
+   * onto the reader's (schema evolution); a record written with an unrelated schema fails here.
+   */
+  async decode<T>(bytes: Buffer | null, readerSchema?: object): Promise<T> {
+    const { schemaId } = readWireFrame(bytes);
+    const options = readerSchema
+      ? { [SchemaType.AVRO]: { readerSchema: readerSchema as RawAvroSchema } }
+      : undefined;
+    try {
+      return (await this.client.decode(bytes as Buffer, options)) as T;
+    } catch (error) {
+      throw classifyRegistryError(error, { schemaId });
+    }
+  }
+
+  private async request(method: string, path: string, body: unknown): Promise<unknown> {
+    let response: Response;
+    try {
+      response = await fetch(`${this.url}${path}`, {
+        method,
+        headers: { 'content-type': 'application/vnd.schemaregistry.v1+json' },
+        body: JSON.stringify(body),
+      });
+    } catch (error) {
+      throw new DownstreamUnavailableError(`schema registry unreachable at ${this.url}`, {}, { cause: error });
+    }
+    const text = await response.text();
+    if (!response.ok) {
+      throw classifyRegistryError({ status: response.status, message: text }, { path });
+    }
+    return text ? JSON.parse(text) : undefined;
+  }
+}
+
+const NETWORK_FAILURE = /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EAI_AGAIN|socket hang up|fetch failed/i;
+
+/**
+ * Registry HTTP errors carry a status; avsc decoding errors do not. 404 means the schema id is
+ * unknown (not retriable); 5xx and connection failures mean the registry is down (retriable);
+ * anything else about the bytes is a DecodeError.
+ */
+export function classifyRegistryError(error: unknown, context: Record<string, unknown>): Error {
+  if (error instanceof EngramError) return error;
+  const { status } = (error ?? {}) as RegistryResponseError;
+  const message = errorMessage(error);
+  const options = { cause: error };
+  if (status === 404) return new SchemaNotFoundError(message, context, options);
+  if ((status !== undefined && status >= 500) || NETWORK_FAILURE.test(message)) {
+    return new DownstreamUnavailableError(`schema registry: ${message}`, context, options);
+  }
+  if (status === 409 || status === 422) return new SchemaRejectedError(message, context, options);
+  return new DecodeError(message, context, options);
+}
+
+/** The registry refused a schema (incompatible or invalid). */
+export class SchemaRejectedError extends EngramError {
+  readonly code = 'SCHEMA_REJECTED';
+  readonly retriable = false;
+}

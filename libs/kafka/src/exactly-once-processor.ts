@@ -1,0 +1,202 @@
+import { Logger } from '@nestjs/common';
+import { errorMessage, type BackoffOptions } from '@engram/core';
+import type { Batch, Consumer, EachBatchPayload, Kafka, Producer } from 'kafkajs';
+import type { AvroRegistry } from './avro-registry';
+import { deadLetterOf, messageAt, type DeadLetterRecord, type DeadLetterWriter } from './dead-letter-writer';
+import { decodeDelivered, type Delivered } from './delivered-event';
+import { EventEncoder } from './event-publisher';
+import { PausingRetryHooks, retryUntilSettled, type Attempt, type RetryHooks } from './retry-loop';
+import type { TopicCodec } from './topic-codec';
+
+/** Events a stage emits for one topic. */
+export interface StageOutput<O = unknown> {
+  codec: TopicCodec<O>;
+  events: O[];
+}
+
+/**
+ * A consume-transform-produce stage. `transform` may stage state changes; the processor calls
+ * `onCommitted` once outputs and offsets are committed together, `onAborted` when the transaction
+ * was rolled back (the stage must then forget what it staged, because the batch comes again).
+ */
+export interface ExactlyOnceStage<E> {
+  transform(items: Delivered<E>[]): Promise<StageOutput[]> | StageOutput[];
+  onCommitted?(): void;
+  onAborted?(): void;
+}
+
+export interface ExactlyOnceOptions {
+  groupId: string;
+  /**
+   * Stable per service instance, so a restarted instance fences its zombie predecessor.
+   * (KafkaJS has no KIP-447 group-metadata fencing; a stable id per instance is the usual scheme.)
+   */
+  transactionalId: string;
+  retry: BackoffOptions;
+  fromBeginning?: boolean;
+  maxUnclassifiedAttempts?: number;
+}
+
+interface Route {
+  codec: TopicCodec<unknown>;
+  stage: ExactlyOnceStage<unknown>;
+}
+
+/**
+ * Exactly-once Kafka → Kafka: per partition batch, one transaction holds the stage's outputs, the
+ * dead letters of poison records and the consumed offsets (`sendOffsets`). Consumers read
+ * `read_committed`, so an aborted batch is invisible downstream and is simply processed again.
+ */
+export class ExactlyOnceProcessor {
+  private readonly logger = new Logger(ExactlyOnceProcessor.name);
+  private readonly routes = new Map<string, Route>();
+  private readonly encoder: EventEncoder;
+  private consumer?: Consumer;
+  private producer?: Producer;
+  readonly counters = { processed: 0, deadLettered: 0, retries: 0, transactions: 0 };
+
+  constructor(
+    private readonly kafka: Kafka,
+    private readonly registry: AvroRegistry,
+    private readonly deadLetters: DeadLetterWriter,
+    private readonly options: ExactlyOnceOptions,
+  ) {
+    this.encoder = new EventEncoder(registry);
+  }
+
+  subscribe<E>(codec: TopicCodec<E>, stage: ExactlyOnceStage<E>): this {
+    this.routes.set(codec.topic, { codec, stage });
+    return this;
+  }
+
+  async start(): Promise<void> {
+    this.producer = this.kafka.producer({
+      transactionalId: this.options.transactionalId,
+      idempotent: true,
+      maxInFlightRequests: 1,
+    });
+    await this.producer.connect();
+    this.consumer = this.kafka.consumer({ groupId: this.options.groupId, readUncommitted: false });
+    await this.consumer.connect();
+    await this.consumer.subscribe({
+      topics: [...this.routes.keys()],
+      fromBeginning: this.options.fromBeginning ?? true,
+    });
+    await this.consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      eachBatch: (payload) => this.onBatch(payload),
+    });
+  }
+
+  async stop(): Promise<void> {
+    await this.consumer?.disconnect();
+    await this.producer?.disconnect();
+    this.consumer = undefined;
+    this.producer = undefined;
+  }
+
+  private async onBatch(payload: EachBatchPayload): Promise<void> {
+    const { batch } = payload;
+    const route = this.routes.get(batch.topic);
+    if (!route || batch.messages.length === 0) return;
+    const hooks = new PausingRetryHooks(payload, (error, attempt, delayMs) => {
+      this.counters.retries += 1;
+      this.logger.warn(`retrying transaction on ${batch.topic}[${batch.partition}] in ${delayMs} ms (attempt ${attempt + 1}): ${errorMessage(error)}`);
+    });
+    try {
+      const decoded = await this.decodeAll(route, batch, hooks);
+      if (!decoded) return;
+      const settled = await this.runTransaction(route, batch, decoded.items, decoded.deadLetters, hooks);
+      if (settled) payload.resolveOffset(batch.messages[batch.messages.length - 1].offset);
+    } finally {
+      hooks.resume();
+    }
+  }
+
+  private async decodeAll(route: Route, batch: Batch, hooks: RetryHooks) {
+    const items: Delivered<unknown>[] = [];
+    const deadLetters: DeadLetterRecord[] = [];
+    for (const message of batch.messages) {
+      const attempt = await this.retry(() => decodeDelivered(this.registry, route.codec, batch.partition, message), hooks);
+      if (attempt.kind === 'stopped') return undefined;
+      if (attempt.kind === 'done') items.push(attempt.value);
+      else deadLetters.push(deadLetterOf(batch, message, attempt.error));
+    }
+    return { items, deadLetters };
+  }
+
+  /**
+   * Commits the batch in one transaction. If the stage fails for good on the whole batch, the
+   * batch is split: each record in its own transaction, the failing one dead-lettered.
+   */
+  private async runTransaction(
+    route: Route,
+    batch: Batch,
+    items: Delivered<unknown>[],
+    deadLetters: DeadLetterRecord[],
+    hooks: RetryHooks,
+  ): Promise<boolean> {
+    const lastOffset = batch.messages[batch.messages.length - 1].offset;
+    const whole = await this.retry(() => this.commitTransaction(route, batch, items, deadLetters, lastOffset), hooks);
+    if (whole.kind !== 'dead-letter') return whole.kind === 'done';
+    const failedDeadLetters = [...deadLetters];
+    for (const [index, item] of items.entries()) {
+      const offset = index === items.length - 1 ? lastOffset : item.offset;
+      const pending = index === 0 ? failedDeadLetters : [];
+      let single = await this.retry(() => this.commitTransaction(route, batch, [item], pending, offset), hooks);
+      if (single.kind === 'dead-letter') {
+        const record = deadLetterOf(batch, messageAt(batch, item.offset), single.error);
+        single = await this.retry(() => this.commitTransaction(route, batch, [], [...pending, record], offset), hooks);
+      }
+      if (single.kind !== 'done') return false;
+    }
+    return true;
+  }
+
+  private async commitTransaction(
+    route: Route,
+    batch: Batch,
+    items: Delivered<unknown>[],
+    deadLetters: DeadLetterRecord[],
+    lastOffset: string,
+  ): Promise<void> {
+    const producer = this.requireProducer();
+    const transaction = await producer.transaction();
+    try {
+      const outputs = items.length > 0 ? await route.stage.transform(items) : [];
+      for (const output of outputs) {
+        if (output.events.length === 0) continue;
+        const messages = await Promise.all(output.events.map((e) => this.encoder.toMessage(output.codec, e)));
+        await transaction.send({ topic: output.codec.topic, messages });
+      }
+      for (const record of deadLetters) await this.deadLetters.write(record, transaction);
+      await transaction.sendOffsets({
+        consumerGroupId: this.options.groupId,
+        topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: next(lastOffset) }] }],
+      });
+      await transaction.commit();
+    } catch (error) {
+      await transaction.abort().catch((abortError: unknown) => this.logger.error(`abort failed: ${errorMessage(abortError)}`));
+      route.stage.onAborted?.();
+      throw error;
+    }
+    route.stage.onCommitted?.();
+    this.counters.transactions += 1;
+    this.counters.processed += items.length;
+    this.counters.deadLettered += deadLetters.length;
+  }
+
+  private requireProducer(): Producer {
+    if (!this.producer) throw new Error('ExactlyOnceProcessor is not started');
+    return this.producer;
+  }
+
+  private retry<T>(work: () => Promise<T>, hooks: RetryHooks): Promise<Attempt<T>> {
+    return retryUntilSettled(work, hooks, this.options.retry, this.options.maxUnclassifiedAttempts ?? 5);
+  }
+}
+
+function next(offset: string): string {
+  return (BigInt(offset) + 1n).toString();
+}

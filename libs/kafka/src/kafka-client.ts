@@ -1,0 +1,29 @@
+import { Logger } from '@nestjs/common';
+import { Kafka, logLevel, type LogEntry, type logCreator } from 'kafkajs';
+
+/** Bridges kafkajs' own logging into the Nest logger, one context per kafkajs namespace. */
+const nestLogCreator: logCreator = () => {
+  return ({ namespace, level, log }: LogEntry) => {
+    const { message, ...fields } = log;
+    const logger = new Logger(`kafkajs:${namespace}`);
+    const line = `${message} ${JSON.stringify(fields)}`;
+    if (level === logLevel.ERROR) logger.error(line);
+    else if (level === logLevel.WARN) logger.warn(line);
+    else logger.debug(line);
+  };
+};
+
+export interface KafkaConnection {
+  brokers: string[];
+  clientId: string;
+}
+
+export function createKafka({ brokers, clientId }: KafkaConnection): Kafka {
+  return new Kafka({
+    brokers,
+    clientId,
+    logLevel: logLevel.WARN,
+    logCreator: nestLogCreator,
+    retry: { initialRetryTime: 100, retries: 8 },
+  });
+}

@@ -1,0 +1,2 @@
+export * from './neo4j-client';
+export * from './schema-setup';

@@ -1,0 +1,14 @@
+/** Where the integration servers are; provided by the global setup, read with `inject`. */
+export interface InfraEndpoints {
+  mode: 'local-processes' | 'testcontainers';
+  kafkaBrokers: string[];
+  registryUrl: string;
+  elasticsearchUrl: string;
+  neo4jUrl: string;
+}
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    infra: InfraEndpoints;
+  }
+}
