@@ -17,10 +17,29 @@ ES_TRANSPORT_PORT="${ENGRAM_ES_TRANSPORT_PORT:-9300}"
 NEO4J_BOLT_PORT="${ENGRAM_NEO4J_BOLT_PORT:-7687}"
 NEO4J_HTTP_PORT="${ENGRAM_NEO4J_HTTP_PORT:-7474}"
 
-# Java 17 for every server (Kafka 3.9, Apicurio 3.3, ES 8.18 and Neo4j 5.26 all run on it).
+# Java 17 for Kafka 3.9, ES 8.18 and Neo4j 5.26. Apicurio 3.3 is compiled for Java 21 (class file
+# 65), so the registry runs on the newest JDK found (JAVA_MODERN, see java_modern below).
 JAVA_HOME="${ENGRAM_JAVA_HOME:-${JAVA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v java)")")")}}"
 JAVA="$JAVA_HOME/bin/java"
 JAVAC="$JAVA_HOME/bin/javac"
+
+# java_major JAVA_BIN: the feature release of that java (17, 21, 25…).
+java_major() {
+  "$1" -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java.specification.version = //p'
+}
+
+# java_modern MIN: a java binary of at least release MIN: $ENGRAM_JAVA_MODERN_HOME, $JAVA, or the
+# newest JDK under /usr/lib/jvm (Debian's default is 17; the machine image adds Temurin 25).
+java_modern() {
+  local min="$1" candidate best="" best_major=0 major
+  for candidate in ${ENGRAM_JAVA_MODERN_HOME:+"$ENGRAM_JAVA_MODERN_HOME/bin/java"} "$JAVA" /usr/lib/jvm/*/bin/java; do
+    [ -x "$candidate" ] || continue
+    major="$(java_major "$candidate")"
+    [ -n "$major" ] && [ "$major" -gt "$best_major" ] && { best="$candidate"; best_major="$major"; }
+  done
+  [ "$best_major" -ge "$min" ] || die "need a Java $min+ runtime (found at most Java $best_major); install one under /usr/lib/jvm or set ENGRAM_JAVA_MODERN_HOME"
+  echo "$best"
+}
 MVN=(mvn -q -B)
 
 log() { printf '[infra] %s\n' "$*" >&2; }

@@ -43,7 +43,8 @@ registry_start() {
   ! port_open "$REGISTRY_PORT" || die "port $REGISTRY_PORT is already in use by a process infra.sh did not start"
   mkdir -p "$REGISTRY_DATA_DIR" "$tmp"
   # A small connection pool: the default of 20 idle H2 connections buys nothing for tests.
-  start_daemon registry "$JAVA" -Xmx384m -XX:+ExitOnOutOfMemoryError -Djava.io.tmpdir="$tmp" \
+  local java; java="$(java_modern 21)"
+  start_daemon registry "$java" -Xmx384m -XX:+ExitOnOutOfMemoryError -Djava.io.tmpdir="$tmp" \
     -Dquarkus.http.host=127.0.0.1 -Dquarkus.http.port="$REGISTRY_PORT" \
     -Dapicurio.datasource.url="jdbc:h2:file:$REGISTRY_DATA_DIR/registry" \
     -Dapicurio.datasource.jdbc.initial-size=2 -Dapicurio.datasource.jdbc.min-size=2 \

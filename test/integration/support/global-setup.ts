@@ -1,9 +1,19 @@
 import { execFileSync } from 'node:child_process';
 import type { TestProject } from 'vitest/node';
 import { startContainerInfra } from './container-infra';
-import { startLocalInfra } from './local-infra';
+import { externalInfra, startLocalInfra } from './local-infra';
 
-/** Docker when an engine answers (unless ENGRAM_INFRA=local), local processes otherwise. */
+type InfraChoice = 'external' | 'testcontainers' | 'local-processes';
+
+/**
+ * ENGRAM_INFRA=external: servers already running at the configured endpoints. Otherwise Docker
+ * when an engine answers (unless ENGRAM_INFRA=local), local processes (deploy/local) if not.
+ */
+function chooseInfra(): InfraChoice {
+  if (process.env.ENGRAM_INFRA === 'external') return 'external';
+  return dockerAvailable() ? 'testcontainers' : 'local-processes';
+}
+
 function dockerAvailable(): boolean {
   if (process.env.ENGRAM_INFRA === 'local') return false;
   try {
@@ -15,11 +25,14 @@ function dockerAvailable(): boolean {
 }
 
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
-  const useDocker = dockerAvailable();
-  console.log(
-    `[integration] servers: ${useDocker ? 'testcontainers (Docker engine found)' : 'local processes via deploy/local (no Docker engine)'}`,
-  );
-  const infra = useDocker ? await startContainerInfra() : startLocalInfra();
+  const choice = chooseInfra();
+  console.log(`[integration] servers: ${choice}`);
+  const infra =
+    choice === 'external'
+      ? externalInfra()
+      : choice === 'testcontainers'
+        ? await startContainerInfra()
+        : startLocalInfra();
   console.log(`[integration] endpoints: ${JSON.stringify(infra.endpoints)}`);
   project.provide('infra', infra.endpoints);
   return async () => {

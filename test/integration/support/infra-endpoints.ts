@@ -1,6 +1,6 @@
 /** Where the integration servers are; provided by the global setup, read with `inject`. */
 export interface InfraEndpoints {
-  mode: 'local-processes' | 'testcontainers';
+  mode: 'local-processes' | 'testcontainers' | 'external';
   kafkaBrokers: string[];
   registryUrl: string;
   elasticsearchUrl: string;
