@@ -11,10 +11,20 @@ import {
 import { DownstreamUnavailableError } from '@engram/core';
 import type { Kafka } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readCommitted, scratchCodec, testKafka, testRegistry, type ScratchEvent } from './support/kafka-fixtures';
+import {
+  readCommitted,
+  scratchCodec,
+  testKafka,
+  testRegistry,
+  type ScratchEvent,
+} from './support/kafka-fixtures';
 import { eventually, uniqueName } from './support/unique';
 
-const event = (text: string, eventId: string = randomUUID()): ScratchEvent => ({ eventId, sessionId: 's1', text });
+const event = (text: string, eventId: string = randomUUID()): ScratchEvent => ({
+  eventId,
+  sessionId: 's1',
+  text,
+});
 
 async function committedOffset(kafka: Kafka, groupId: string, topic: string): Promise<number> {
   const admin = kafka.admin();
@@ -67,7 +77,9 @@ describe('ReliableConsumer', () => {
     await consumer.start();
     await eventually(() => (handled.length >= 2 ? true : undefined));
     const dead = await readCommitted(kafka, deadLetterTopic(topic), 3);
-    await eventually(async () => ((await committedOffset(kafka, groupId, topic)) === 5 ? true : undefined));
+    await eventually(async () =>
+      (await committedOffset(kafka, groupId, topic)) === 5 ? true : undefined,
+    );
     await consumer.stop();
 
     expect(handled).toEqual(['first good', 'second good']);
@@ -90,7 +102,10 @@ describe('ReliableConsumer', () => {
     const topic = uniqueName('it.retry');
     const codec = scratchCodec(topic);
     await ensureTopics(kafka, [{ topic, partitions: 1 }]);
-    await publisher.publish(codec, ['a', 'b', 'c', 'd'].map((text) => event(text)));
+    await publisher.publish(
+      codec,
+      ['a', 'b', 'c', 'd'].map((text) => event(text)),
+    );
 
     const stored: string[] = [];
     let outages = 3;

@@ -3,9 +3,24 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { uniqueName } from './support/unique';
 
 const DOCS = [
-  { id: 'm1', content: 'Kafka consumer groups rebalance when a member leaves', embedding: [1, 0, 0], tenantId: 't1' },
-  { id: 'm2', content: 'Neo4j MERGE keeps graph writes idempotent', embedding: [0, 1, 0], tenantId: 't1' },
-  { id: 'm3', content: 'Elasticsearch dense vectors support kNN search', embedding: [0, 0, 1], tenantId: 't2' },
+  {
+    id: 'm1',
+    content: 'Kafka consumer groups rebalance when a member leaves',
+    embedding: [1, 0, 0],
+    tenantId: 't1',
+  },
+  {
+    id: 'm2',
+    content: 'Neo4j MERGE keeps graph writes idempotent',
+    embedding: [0, 1, 0],
+    tenantId: 't1',
+  },
+  {
+    id: 'm3',
+    content: 'Elasticsearch dense vectors support kNN search',
+    embedding: [0, 0, 1],
+    tenantId: 't2',
+  },
 ];
 
 describe('Elasticsearch', () => {
@@ -19,7 +34,12 @@ describe('Elasticsearch', () => {
         properties: {
           content: { type: 'text' as const },
           tenantId: { type: 'keyword' as const },
-          embedding: { type: 'dense_vector' as const, dims: 3, index: true, similarity: 'cosine' as const },
+          embedding: {
+            type: 'dense_vector' as const,
+            dims: 3,
+            index: true,
+            similarity: 'cosine' as const,
+          },
         },
       },
     };
@@ -57,7 +77,13 @@ describe('Elasticsearch', () => {
   it('should find nearest neighbours with kNN, filtered by tenant', async () => {
     const result = await client.search({
       index,
-      knn: { field: 'embedding', query_vector: [0.1, 0.9, 0.2], k: 2, num_candidates: 10, filter: { term: { tenantId: 't1' } } },
+      knn: {
+        field: 'embedding',
+        query_vector: [0.1, 0.9, 0.2],
+        k: 2,
+        num_candidates: 10,
+        filter: { term: { tenantId: 't1' } },
+      },
     });
     expect(result.hits.hits.map((h) => h._id)).toEqual(['m2', 'm1']);
   });
@@ -72,8 +98,18 @@ describe('Elasticsearch', () => {
   });
 
   it('should overwrite by explicit _id (idempotent upsert)', async () => {
-    await client.index({ index, id: 'm2', document: { ...DOCS[1], content: 'updated' }, refresh: true });
-    await client.index({ index, id: 'm2', document: { ...DOCS[1], content: 'updated' }, refresh: true });
+    await client.index({
+      index,
+      id: 'm2',
+      document: { ...DOCS[1], content: 'updated' },
+      refresh: true,
+    });
+    await client.index({
+      index,
+      id: 'm2',
+      document: { ...DOCS[1], content: 'updated' },
+      refresh: true,
+    });
     const count = await client.count({ index });
     expect(count.count).toBe(3);
   });

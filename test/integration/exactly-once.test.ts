@@ -5,10 +5,19 @@ import {
   ensureTopics,
   EventPublisher,
   ExactlyOnceProcessor,
+  reliableProducerConfig,
   type ExactlyOnceStage,
 } from '@engram/kafka';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readAllCommitted, readCommitted, scratchCodec, testKafka, testRegistry, topicSize, type ScratchEvent } from './support/kafka-fixtures';
+import {
+  readAllCommitted,
+  readCommitted,
+  scratchCodec,
+  testKafka,
+  testRegistry,
+  topicSize,
+  type ScratchEvent,
+} from './support/kafka-fixtures';
 import { uniqueName } from './support/unique';
 
 describe('exactly-once consume-transform-produce', () => {
@@ -27,7 +36,7 @@ describe('exactly-once consume-transform-produce', () => {
   it('should hide an aborted transaction from read_committed consumers', async () => {
     const topic = uniqueName('it.txn');
     await ensureTopics(kafka, [{ topic, partitions: 1, withDeadLetter: false }]);
-    const producer = kafka.producer({ transactionalId: uniqueName('txn'), idempotent: true, maxInFlightRequests: 1 });
+    const producer = kafka.producer(reliableProducerConfig({ transactionalId: uniqueName('txn') }));
     await producer.connect();
     const aborted = await producer.transaction();
     await aborted.send({ topic, messages: [{ value: 'aborted-1' }, { value: 'aborted-2' }] });
@@ -64,14 +73,19 @@ describe('exactly-once consume-transform-produce', () => {
     const failingOutput = {
       ...output,
       toAvro: (e: ScratchEvent) => {
-        if (e.text === 'EVENT 7' && failuresLeft-- > 0) throw new DownstreamUnavailableError('broker hiccup');
+        if (e.text === 'EVENT 7' && failuresLeft-- > 0) {
+          throw new DownstreamUnavailableError('broker hiccup');
+        }
         return e;
       },
     };
     let aborts = 0;
     const stage: ExactlyOnceStage<ScratchEvent> = {
       transform: (items) => [
-        { codec: failingOutput, events: items.map((i) => ({ ...i.event, text: i.event.text.toUpperCase() })) },
+        {
+          codec: failingOutput,
+          events: items.map((i) => ({ ...i.event, text: i.event.text.toUpperCase() })),
+        },
       ],
       onAborted: () => {
         aborts += 1;
@@ -91,6 +105,8 @@ describe('exactly-once consume-transform-produce', () => {
 
     const decoded = await Promise.all(received.map((m) => registry.decode<ScratchEvent>(m.value)));
     expect(aborts).toBe(1);
-    expect(decoded.map((e) => e.text).sort()).toEqual(inputs.map((e) => e.text.toUpperCase()).sort());
+    expect(decoded.map((e) => e.text).sort()).toEqual(
+      inputs.map((e) => e.text.toUpperCase()).sort(),
+    );
   });
 });

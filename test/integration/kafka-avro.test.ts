@@ -75,11 +75,16 @@ describe('Avro through the Schema Registry and Kafka', () => {
       fields: [...SCRATCH_SCHEMA.fields, { name: 'agentId', type: 'string' }],
     };
     expect(await registry.isCompatible(subject, addsRequiredField)).toBe(false);
-    await expect(registry.register(subject, addsRequiredField)).rejects.toBeInstanceOf(SchemaRejectedError);
+    await expect(registry.register(subject, addsRequiredField)).rejects.toBeInstanceOf(
+      SchemaRejectedError,
+    );
 
     const addsOptionalField = {
       ...SCRATCH_SCHEMA,
-      fields: [...SCRATCH_SCHEMA.fields, { name: 'agentId', type: ['null', 'string'], default: null }],
+      fields: [
+        ...SCRATCH_SCHEMA.fields,
+        { name: 'agentId', type: ['null', 'string'], default: null },
+      ],
     };
     expect(await registry.isCompatible(subject, addsOptionalField)).toBe(true);
     const v2 = await registry.register(subject, addsOptionalField);

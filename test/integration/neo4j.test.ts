@@ -17,8 +17,12 @@ describe('Neo4j', () => {
   it('should apply the schema twice without error', async () => {
     await ensureGraphSchema(driver);
     await ensureGraphSchema(driver);
-    const { records } = await driver.executeQuery('SHOW CONSTRAINTS YIELD name RETURN collect(name) AS names');
-    expect(records[0].get('names')).toEqual(expect.arrayContaining(['file_key', 'memory_key', 'episode_key']));
+    const { records } = await driver.executeQuery(
+      'SHOW CONSTRAINTS YIELD name RETURN collect(name) AS names',
+    );
+    expect(records[0].get('names')).toEqual(
+      expect.arrayContaining(['file_key', 'memory_key', 'episode_key']),
+    );
   });
 
   it('should leave one node pair and one relationship after the same MERGE twice', async () => {
@@ -29,7 +33,11 @@ describe('Neo4j', () => {
       MERGE (b:File {tenantId: $tenantId, projectId: $projectId, path: row.to})
       MERGE (a)-[r:CO_ACCESSED]->(b)
       SET r.rawCount = row.count`;
-    const params = { tenantId: 't1', projectId, rows: [{ from: 'src/a.ts', to: 'src/b.ts', count: 2 }] };
+    const params = {
+      tenantId: 't1',
+      projectId,
+      rows: [{ from: 'src/a.ts', to: 'src/b.ts', count: 2 }],
+    };
     await driver.executeQuery(merge, params);
     await driver.executeQuery(merge, params);
 

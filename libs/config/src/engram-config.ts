@@ -17,7 +17,10 @@ const envSchema = z.object({
   ENGRAM_ES_PORT: port(9200),
   ENGRAM_ES_URL: z.url().optional(),
   ENGRAM_NEO4J_BOLT_PORT: port(7687),
-  ENGRAM_NEO4J_URL: z.string().regex(/^(bolt|neo4j)(\+s|\+ssc)?:\/\//).optional(),
+  ENGRAM_NEO4J_URL: z
+    .string()
+    .regex(/^(bolt|neo4j)(\+s|\+ssc)?:\/\//)
+    .optional(),
   ENGRAM_NEO4J_USER: z.string().optional(),
   ENGRAM_NEO4J_PASSWORD: z.string().optional(),
   ENGRAM_RETRY_INITIAL_MS: z.coerce.number().int().positive().default(200),
@@ -60,7 +63,9 @@ export function parseConfig(env: Record<string, string | undefined>): EngramConf
       clientId: e.ENGRAM_KAFKA_CLIENT_ID,
     },
     schemaRegistry: {
-      url: e.ENGRAM_SCHEMA_REGISTRY_URL ?? `http://127.0.0.1:${e.ENGRAM_REGISTRY_PORT}/apis/ccompat/v7`,
+      url:
+        e.ENGRAM_SCHEMA_REGISTRY_URL ??
+        `http://127.0.0.1:${e.ENGRAM_REGISTRY_PORT}/apis/ccompat/v7`,
     },
     elasticsearch: { url: e.ENGRAM_ES_URL ?? `http://127.0.0.1:${e.ENGRAM_ES_PORT}` },
     neo4j: {

@@ -30,11 +30,23 @@ const UNAVAILABLE_STATUS = new Set([408, 429, 502, 503, 504]);
 /** Outages and overload are retriable; anything else is the request's own fault. */
 export function classifyElasticsearchError(error: unknown): unknown {
   if (error instanceof EngramError) return error;
-  if (error instanceof errors.ConnectionError || error instanceof errors.TimeoutError || error instanceof errors.NoLivingConnectionsError) {
-    return new DownstreamUnavailableError(`elasticsearch: ${errorMessage(error)}`, {}, { cause: error });
+  if (
+    error instanceof errors.ConnectionError ||
+    error instanceof errors.TimeoutError ||
+    error instanceof errors.NoLivingConnectionsError
+  ) {
+    return new DownstreamUnavailableError(
+      `elasticsearch: ${errorMessage(error)}`,
+      {},
+      { cause: error },
+    );
   }
   if (error instanceof errors.ResponseError && UNAVAILABLE_STATUS.has(error.statusCode ?? 0)) {
-    return new DownstreamUnavailableError(`elasticsearch: ${errorMessage(error)}`, {}, { cause: error });
+    return new DownstreamUnavailableError(
+      `elasticsearch: ${errorMessage(error)}`,
+      {},
+      { cause: error },
+    );
   }
   return error;
 }

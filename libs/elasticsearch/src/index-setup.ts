@@ -8,7 +8,11 @@ export type IndexDefinition = Omit<IndicesCreateRequest, 'index'>;
  * once (a concurrent creation shows up as `resource_already_exists_exception`, which is success).
  * Existing indices are not modified: mapping changes go through `engram reindex`.
  */
-export async function ensureIndex(client: Client, index: string, definition: IndexDefinition): Promise<'created' | 'exists'> {
+export async function ensureIndex(
+  client: Client,
+  index: string,
+  definition: IndexDefinition,
+): Promise<'created' | 'exists'> {
   if (await client.indices.exists({ index })) return 'exists';
   try {
     await client.indices.create({ index, ...definition });

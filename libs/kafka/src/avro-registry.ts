@@ -110,7 +110,11 @@ export class AvroRegistry {
         body: JSON.stringify(body),
       });
     } catch (error) {
-      throw new DownstreamUnavailableError(`schema registry unreachable at ${this.url}`, {}, { cause: error });
+      throw new DownstreamUnavailableError(
+        `schema registry unreachable at ${this.url}`,
+        {},
+        { cause: error },
+      );
     }
     const text = await response.text();
     if (!response.ok) {

@@ -1,3 +1,4 @@
+import { reliableProducerConfig } from './kafka-client';
 import type { Batch, Kafka, KafkaMessage, Producer, Transaction } from 'kafkajs';
 import { deadLetterHeaders, deadLetterTopic, type DeadLetterSource } from './dead-letter';
 
@@ -21,7 +22,7 @@ export class DeadLetterWriter {
     private readonly service: string,
     private readonly clock: () => Date = () => new Date(),
   ) {
-    this.producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    this.producer = kafka.producer(reliableProducerConfig());
   }
 
   get count(): number {
@@ -32,7 +33,10 @@ export class DeadLetterWriter {
     return this.producer.connect();
   }
 
-  async write(record: DeadLetterRecord, sender: Producer | Transaction = this.producer): Promise<void> {
+  async write(
+    record: DeadLetterRecord,
+    sender: Producer | Transaction = this.producer,
+  ): Promise<void> {
     await sender.send({
       topic: deadLetterTopic(record.source.topic),
       messages: [
@@ -51,7 +55,11 @@ export class DeadLetterWriter {
   }
 }
 
-export function deadLetterOf(batch: Batch, message: KafkaMessage, error: unknown): DeadLetterRecord {
+export function deadLetterOf(
+  batch: Batch,
+  message: KafkaMessage,
+  error: unknown,
+): DeadLetterRecord {
   return {
     source: { topic: batch.topic, partition: batch.partition, offset: message.offset },
     key: message.key,

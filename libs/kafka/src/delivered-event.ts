@@ -29,7 +29,11 @@ export async function decodeDelivered<E>(
   try {
     event = codec.fromAvro(avroValue);
   } catch (error) {
-    throw new DecodeError(`cannot map ${codec.topic} record: ${errorMessage(error)}`, {}, { cause: error });
+    throw new DecodeError(
+      `cannot map ${codec.topic} record: ${errorMessage(error)}`,
+      {},
+      { cause: error },
+    );
   }
   const problems = codec.validate?.(event) ?? [];
   if (problems.length > 0) throw new InvalidEventError(problems.join('; '));

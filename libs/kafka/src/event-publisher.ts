@@ -1,3 +1,4 @@
+import { reliableProducerConfig } from './kafka-client';
 import type { IHeaders, Kafka, Message, Producer, Transaction } from 'kafkajs';
 import type { AvroRegistry } from './avro-registry';
 import type { TopicCodec } from './topic-codec';
@@ -34,7 +35,7 @@ export class EventPublisher {
   private readonly encoder: EventEncoder;
 
   constructor(kafka: Kafka, registry: AvroRegistry) {
-    this.producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+    this.producer = kafka.producer(reliableProducerConfig());
     this.encoder = new EventEncoder(registry);
   }
 
@@ -42,7 +43,11 @@ export class EventPublisher {
     return this.producer.connect();
   }
 
-  async publish<E>(codec: TopicCodec<E>, events: E[], sender: Producer | Transaction = this.producer): Promise<void> {
+  async publish<E>(
+    codec: TopicCodec<E>,
+    events: E[],
+    sender: Producer | Transaction = this.producer,
+  ): Promise<void> {
     if (events.length === 0) return;
     const messages = await Promise.all(events.map((e) => this.encoder.toMessage(codec, e)));
     await sender.send({ topic: codec.topic, messages });

@@ -1,8 +1,14 @@
+import { reliableProducerConfig } from './kafka-client';
 import { Logger } from '@nestjs/common';
 import { errorMessage, type BackoffOptions } from '@engram/core';
 import type { Batch, Consumer, EachBatchPayload, Kafka, Producer } from 'kafkajs';
 import type { AvroRegistry } from './avro-registry';
-import { deadLetterOf, messageAt, type DeadLetterRecord, type DeadLetterWriter } from './dead-letter-writer';
+import {
+  deadLetterOf,
+  messageAt,
+  type DeadLetterRecord,
+  type DeadLetterWriter,
+} from './dead-letter-writer';
 import { decodeDelivered, type Delivered } from './delivered-event';
 import { EventEncoder } from './event-publisher';
 import { PausingRetryHooks, retryUntilSettled, type Attempt, type RetryHooks } from './retry-loop';
@@ -70,11 +76,9 @@ export class ExactlyOnceProcessor {
   }
 
   async start(): Promise<void> {
-    this.producer = this.kafka.producer({
-      transactionalId: this.options.transactionalId,
-      idempotent: true,
-      maxInFlightRequests: 1,
-    });
+    this.producer = this.kafka.producer(
+      reliableProducerConfig({ transactionalId: this.options.transactionalId }),
+    );
     await this.producer.connect();
     this.consumer = this.kafka.consumer({ groupId: this.options.groupId, readUncommitted: false });
     await this.consumer.connect();
@@ -102,12 +106,20 @@ export class ExactlyOnceProcessor {
     if (!route || batch.messages.length === 0) return;
     const hooks = new PausingRetryHooks(payload, (error, attempt, delayMs) => {
       this.counters.retries += 1;
-      this.logger.warn(`retrying transaction on ${batch.topic}[${batch.partition}] in ${delayMs} ms (attempt ${attempt + 1}): ${errorMessage(error)}`);
+      this.logger.warn(
+        `retrying transaction on ${batch.topic}[${batch.partition}] in ${delayMs} ms (attempt ${attempt + 1}): ${errorMessage(error)}`,
+      );
     });
     try {
       const decoded = await this.decodeAll(route, batch, hooks);
       if (!decoded) return;
-      const settled = await this.runTransaction(route, batch, decoded.items, decoded.deadLetters, hooks);
+      const settled = await this.runTransaction(
+        route,
+        batch,
+        decoded.items,
+        decoded.deadLetters,
+        hooks,
+      );
       if (settled) payload.resolveOffset(batch.messages[batch.messages.length - 1].offset);
     } finally {
       hooks.resume();
@@ -118,7 +130,10 @@ export class ExactlyOnceProcessor {
     const items: Delivered<unknown>[] = [];
     const deadLetters: DeadLetterRecord[] = [];
     for (const message of batch.messages) {
-      const attempt = await this.retry(() => decodeDelivered(this.registry, route.codec, batch.partition, message), hooks);
+      const attempt = await this.retry(
+        () => decodeDelivered(this.registry, route.codec, batch.partition, message),
+        hooks,
+      );
       if (attempt.kind === 'stopped') return undefined;
       if (attempt.kind === 'done') items.push(attempt.value);
       else deadLetters.push(deadLetterOf(batch, message, attempt.error));
@@ -138,16 +153,25 @@ export class ExactlyOnceProcessor {
     hooks: RetryHooks,
   ): Promise<boolean> {
     const lastOffset = batch.messages[batch.messages.length - 1].offset;
-    const whole = await this.retry(() => this.commitTransaction(route, batch, items, deadLetters, lastOffset), hooks);
+    const whole = await this.retry(
+      () => this.commitTransaction(route, batch, items, deadLetters, lastOffset),
+      hooks,
+    );
     if (whole.kind !== 'dead-letter') return whole.kind === 'done';
     const failedDeadLetters = [...deadLetters];
     for (const [index, item] of items.entries()) {
       const offset = index === items.length - 1 ? lastOffset : item.offset;
       const pending = index === 0 ? failedDeadLetters : [];
-      let single = await this.retry(() => this.commitTransaction(route, batch, [item], pending, offset), hooks);
+      let single = await this.retry(
+        () => this.commitTransaction(route, batch, [item], pending, offset),
+        hooks,
+      );
       if (single.kind === 'dead-letter') {
         const record = deadLetterOf(batch, messageAt(batch, item.offset), single.error);
-        single = await this.retry(() => this.commitTransaction(route, batch, [], [...pending, record], offset), hooks);
+        single = await this.retry(
+          () => this.commitTransaction(route, batch, [], [...pending, record], offset),
+          hooks,
+        );
       }
       if (single.kind !== 'done') return false;
     }
@@ -167,17 +191,28 @@ export class ExactlyOnceProcessor {
       const outputs = items.length > 0 ? await route.stage.transform(items) : [];
       for (const output of outputs) {
         if (output.events.length === 0) continue;
-        const messages = await Promise.all(output.events.map((e) => this.encoder.toMessage(output.codec, e)));
+        const messages = await Promise.all(
+          output.events.map((e) => this.encoder.toMessage(output.codec, e)),
+        );
         await transaction.send({ topic: output.codec.topic, messages });
       }
       for (const record of deadLetters) await this.deadLetters.write(record, transaction);
       await transaction.sendOffsets({
         consumerGroupId: this.options.groupId,
-        topics: [{ topic: batch.topic, partitions: [{ partition: batch.partition, offset: next(lastOffset) }] }],
+        topics: [
+          {
+            topic: batch.topic,
+            partitions: [{ partition: batch.partition, offset: next(lastOffset) }],
+          },
+        ],
       });
       await transaction.commit();
     } catch (error) {
-      await transaction.abort().catch((abortError: unknown) => this.logger.error(`abort failed: ${errorMessage(abortError)}`));
+      await transaction
+        .abort()
+        .catch((abortError: unknown) =>
+          this.logger.error(`abort failed: ${errorMessage(abortError)}`),
+        );
       route.stage.onAborted?.();
       throw error;
     }
@@ -193,7 +228,12 @@ export class ExactlyOnceProcessor {
   }
 
   private retry<T>(work: () => Promise<T>, hooks: RetryHooks): Promise<Attempt<T>> {
-    return retryUntilSettled(work, hooks, this.options.retry, this.options.maxUnclassifiedAttempts ?? 5);
+    return retryUntilSettled(
+      work,
+      hooks,
+      this.options.retry,
+      this.options.maxUnclassifiedAttempts ?? 5,
+    );
   }
 }
 

@@ -1,5 +1,10 @@
 import { MisconfigurationError, type BackoffOptions } from '@engram/core';
-import { BaseRpcContext, Server, type CustomTransportStrategy, type MessageHandler } from '@nestjs/microservices';
+import {
+  BaseRpcContext,
+  Server,
+  type CustomTransportStrategy,
+  type MessageHandler,
+} from '@nestjs/microservices';
 import type { Kafka } from 'kafkajs';
 import { lastValueFrom } from 'rxjs';
 import type { AvroRegistry } from './avro-registry';

@@ -1,5 +1,12 @@
 import { Logger } from '@nestjs/common';
-import { Kafka, logLevel, type LogEntry, type logCreator } from 'kafkajs';
+import {
+  Kafka,
+  Partitioners,
+  logLevel,
+  type LogEntry,
+  type ProducerConfig,
+  type logCreator,
+} from 'kafkajs';
 
 /** Bridges kafkajs' own logging into the Nest logger, one context per kafkajs namespace. */
 const nestLogCreator: logCreator = () => {
@@ -26,4 +33,18 @@ export function createKafka({ brokers, clientId }: KafkaConnection): Kafka {
     logCreator: nestLogCreator,
     retry: { initialRetryTime: 100, retries: 8 },
   });
+}
+
+/**
+ * Producer settings every Engram producer shares: idempotent with one request in flight (no
+ * duplicates or reordering on broker retries) and the Java-compatible murmur2 partitioner, so a
+ * key lands on the same partition whichever client wrote it.
+ */
+export function reliableProducerConfig(extra: ProducerConfig = {}): ProducerConfig {
+  return {
+    idempotent: true,
+    maxInFlightRequests: 1,
+    createPartitioner: Partitioners.DefaultPartitioner,
+    ...extra,
+  };
 }

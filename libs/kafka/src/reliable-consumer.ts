@@ -93,10 +93,17 @@ export class ReliableConsumer {
   }
 
   /** Decodes every record; poison records are dead-lettered. Undefined: the consumer stopped. */
-  private async decodeAll(route: Route, batch: Batch, hooks: RetryHooks): Promise<Delivered<unknown>[] | undefined> {
+  private async decodeAll(
+    route: Route,
+    batch: Batch,
+    hooks: RetryHooks,
+  ): Promise<Delivered<unknown>[] | undefined> {
     const items: Delivered<unknown>[] = [];
     for (const message of batch.messages) {
-      const attempt = await this.retry(() => decodeDelivered(this.registry, route.codec, batch.partition, message), hooks);
+      const attempt = await this.retry(
+        () => decodeDelivered(this.registry, route.codec, batch.partition, message),
+        hooks,
+      );
       if (attempt.kind === 'stopped') return undefined;
       if (attempt.kind === 'done') items.push(attempt.value);
       else if (!(await this.deadLetter(batch, message, attempt.error, hooks))) return undefined;
@@ -108,7 +115,12 @@ export class ReliableConsumer {
    * Hands the batch over; if it fails for good, falls back to one record at a time so only the
    * record that cannot be processed goes to the DLQ. False: the consumer stopped.
    */
-  private async handleAll(route: Route, items: Delivered<unknown>[], batch: Batch, hooks: RetryHooks): Promise<boolean> {
+  private async handleAll(
+    route: Route,
+    items: Delivered<unknown>[],
+    batch: Batch,
+    hooks: RetryHooks,
+  ): Promise<boolean> {
     if (items.length === 0) return true;
     const whole = await this.retry(async () => route.handle(items), hooks);
     if (whole.kind === 'stopped') return false;
@@ -117,17 +129,32 @@ export class ReliableConsumer {
       return true;
     }
     for (const item of items) {
-      const single = items.length === 1 ? whole : await this.retry(async () => route.handle([item]), hooks);
+      const single =
+        items.length === 1 ? whole : await this.retry(async () => route.handle([item]), hooks);
       if (single.kind === 'stopped') return false;
       if (single.kind === 'done') this.counters.processed += 1;
-      else if (!(await this.deadLetter(batch, messageAt(batch, item.offset), single.error, hooks))) return false;
+      else if (
+        !(await this.deadLetter(batch, messageAt(batch, item.offset), single.error, hooks))
+      ) {
+        return false;
+      }
     }
     return true;
   }
 
-  private async deadLetter(batch: Batch, message: KafkaMessage, error: unknown, hooks: RetryHooks): Promise<boolean> {
-    this.logger.error(`dead-lettering ${batch.topic}[${batch.partition}]@${message.offset}: ${errorMessage(error)}`);
-    const written = await this.retry(() => this.deadLetters.write(deadLetterOf(batch, message, error)), hooks);
+  private async deadLetter(
+    batch: Batch,
+    message: KafkaMessage,
+    error: unknown,
+    hooks: RetryHooks,
+  ): Promise<boolean> {
+    this.logger.error(
+      `dead-lettering ${batch.topic}[${batch.partition}]@${message.offset}: ${errorMessage(error)}`,
+    );
+    const written = await this.retry(
+      () => this.deadLetters.write(deadLetterOf(batch, message, error)),
+      hooks,
+    );
     if (written.kind === 'done') this.counters.deadLettered += 1;
     return written.kind === 'done';
   }
@@ -135,11 +162,20 @@ export class ReliableConsumer {
   private async commit(batch: Batch, lastOffset: string, payload: EachBatchPayload): Promise<void> {
     payload.resolveOffset(lastOffset);
     await this.consumer?.commitOffsets([
-      { topic: batch.topic, partition: batch.partition, offset: (BigInt(lastOffset) + 1n).toString() },
+      {
+        topic: batch.topic,
+        partition: batch.partition,
+        offset: (BigInt(lastOffset) + 1n).toString(),
+      },
     ]);
   }
 
   private retry<T>(work: () => Promise<T>, hooks: RetryHooks): Promise<Attempt<T>> {
-    return retryUntilSettled(work, hooks, this.options.retry, this.options.maxUnclassifiedAttempts ?? 5);
+    return retryUntilSettled(
+      work,
+      hooks,
+      this.options.retry,
+      this.options.maxUnclassifiedAttempts ?? 5,
+    );
   }
 }

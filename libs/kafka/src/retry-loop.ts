@@ -10,9 +10,7 @@ export interface RetryHooks {
 }
 
 export type Attempt<T> =
-  | { kind: 'done'; value: T }
-  | { kind: 'dead-letter'; error: unknown }
-  | { kind: 'stopped' };
+  { kind: 'done'; value: T } | { kind: 'dead-letter'; error: unknown } | { kind: 'stopped' };
 
 const HEARTBEAT_SLICE_MS = 2_000;
 

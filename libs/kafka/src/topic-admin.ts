@@ -13,13 +13,21 @@ export interface TopicSpec {
  * Creates topics (and their DLQs) if missing. Idempotent: existing topics are left alone, so it is
  * safe at every service start.
  */
-export async function ensureTopics(kafka: Kafka, specs: TopicSpec[], replicationFactor = 1): Promise<void> {
+export async function ensureTopics(
+  kafka: Kafka,
+  specs: TopicSpec[],
+  replicationFactor = 1,
+): Promise<void> {
   const admin = kafka.admin();
   await admin.connect();
   try {
     const existing = new Set(await admin.listTopics());
     const wanted = specs.flatMap((spec) => [
-      { topic: spec.topic, numPartitions: spec.partitions ?? 3, compacted: spec.compacted ?? false },
+      {
+        topic: spec.topic,
+        numPartitions: spec.partitions ?? 3,
+        compacted: spec.compacted ?? false,
+      },
       ...(spec.withDeadLetter === false
         ? []
         : [{ topic: deadLetterTopic(spec.topic), numPartitions: 1, compacted: false }]),

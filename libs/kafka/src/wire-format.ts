@@ -15,7 +15,9 @@ export function readWireFrame(bytes: Buffer | null | undefined): WireFrame {
     throw new DecodeError('empty message value (no Confluent wire frame)');
   }
   if (bytes.length < WIRE_HEADER_LENGTH) {
-    throw new DecodeError(`message of ${bytes.length} bytes is shorter than the 5-byte frame header`);
+    throw new DecodeError(
+      `message of ${bytes.length} bytes is shorter than the 5-byte frame header`,
+    );
   }
   if (bytes[0] !== MAGIC_BYTE) {
     throw new DecodeError(`unknown magic byte ${bytes[0]} (expected ${MAGIC_BYTE})`);

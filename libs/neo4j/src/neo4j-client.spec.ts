@@ -20,12 +20,22 @@ describe('classifyNeo4jError', () => {
   });
 
   it('should make transient errors retriable', () => {
-    const error = new Neo4jError('deadlock', 'Neo.TransientError.Transaction.DeadlockDetected', 'N/A', 'N/A');
+    const error = new Neo4jError(
+      'deadlock',
+      'Neo.TransientError.Transaction.DeadlockDetected',
+      'N/A',
+      'N/A',
+    );
     expect(classifyNeo4jError(error)).toBeInstanceOf(DownstreamUnavailableError);
   });
 
   it('should leave client errors as they are', () => {
-    const error = new Neo4jError('bad syntax', 'Neo.ClientError.Statement.SyntaxError', 'N/A', 'N/A');
+    const error = new Neo4jError(
+      'bad syntax',
+      'Neo.ClientError.Statement.SyntaxError',
+      'N/A',
+      'N/A',
+    );
     expect(classifyNeo4jError(error)).toBe(error);
   });
 });

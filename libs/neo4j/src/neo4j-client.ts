@@ -1,4 +1,9 @@
-import { DownstreamUnavailableError, EngramError, errorMessage, MisconfigurationError } from '@engram/core';
+import {
+  DownstreamUnavailableError,
+  EngramError,
+  errorMessage,
+  MisconfigurationError,
+} from '@engram/core';
 import neo4j, { type Driver, Neo4jError } from 'neo4j-driver';
 
 export interface Neo4jConnection {
@@ -9,7 +14,10 @@ export interface Neo4jConnection {
 
 export function createNeo4jDriver({ url, user, password }: Neo4jConnection): Driver {
   const auth = user ? neo4j.auth.basic(user, password ?? '') : undefined;
-  return neo4j.driver(url, auth, { maxConnectionPoolSize: 20, connectionAcquisitionTimeout: 20_000 });
+  return neo4j.driver(url, auth, {
+    maxConnectionPoolSize: 20,
+    connectionAcquisitionTimeout: 20_000,
+  });
 }
 
 export interface Neo4jHealth {
@@ -31,8 +39,15 @@ const UNAVAILABLE_CODES = new Set(['ServiceUnavailable', 'SessionExpired']);
 /** Unreachable server and transient errors (deadlocks, leader switch) are retriable. */
 export function classifyNeo4jError(error: unknown): unknown {
   if (error instanceof EngramError) return error;
-  if (error instanceof Neo4jError && (UNAVAILABLE_CODES.has(error.code) || error.code.startsWith('Neo.TransientError'))) {
-    return new DownstreamUnavailableError(`neo4j: ${error.message}`, { code: error.code }, { cause: error });
+  if (
+    error instanceof Neo4jError &&
+    (UNAVAILABLE_CODES.has(error.code) || error.code.startsWith('Neo.TransientError'))
+  ) {
+    return new DownstreamUnavailableError(
+      `neo4j: ${error.message}`,
+      { code: error.code },
+      { cause: error },
+    );
   }
   return error;
 }
@@ -45,7 +60,9 @@ const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
  */
 export function safeIdentifier(name: string): string {
   if (!IDENTIFIER.test(name)) {
-    throw new MisconfigurationError(`'${name}' is not a safe Cypher identifier (allowed: ${IDENTIFIER.source})`);
+    throw new MisconfigurationError(
+      `'${name}' is not a safe Cypher identifier (allowed: ${IDENTIFIER.source})`,
+    );
   }
   return name;
 }

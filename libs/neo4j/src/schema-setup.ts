@@ -21,7 +21,10 @@ const EQUIVALENT_SCHEMA_CODES = new Set([
  * `IF NOT EXISTS` makes a rerun a no-op; two instances starting together can still race between
  * the check and the creation, and the loser's "already exists" error is success.
  */
-export async function ensureGraphSchema(driver: Driver, statements: readonly string[] = ENGRAM_GRAPH_SCHEMA): Promise<void> {
+export async function ensureGraphSchema(
+  driver: Driver,
+  statements: readonly string[] = ENGRAM_GRAPH_SCHEMA,
+): Promise<void> {
   for (const statement of statements) {
     try {
       await driver.executeQuery(statement);

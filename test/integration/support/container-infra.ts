@@ -5,7 +5,10 @@ import type { InfraEndpoints } from './infra-endpoints';
  * The same four servers in Docker containers, for machines with a Docker engine. Images match
  * docker-compose.yml. (Not exercised on the project's Docker-less CI machines.)
  */
-export async function startContainerInfra(): Promise<{ endpoints: InfraEndpoints; stop: () => Promise<void> }> {
+export async function startContainerInfra(): Promise<{
+  endpoints: InfraEndpoints;
+  stop: () => Promise<void>;
+}> {
   const network = await new Network().start();
   const kafka = await new GenericContainer('apache/kafka:3.9.1')
     .withNetwork(network)
@@ -16,7 +19,8 @@ export async function startContainerInfra(): Promise<{ endpoints: InfraEndpoints
       KAFKA_PROCESS_ROLES: 'broker,controller',
       KAFKA_LISTENERS: 'PLAINTEXT://:9092,INTERNAL://:29092,CONTROLLER://:9093',
       KAFKA_ADVERTISED_LISTENERS: 'PLAINTEXT://127.0.0.1:9092,INTERNAL://kafka:29092',
-      KAFKA_LISTENER_SECURITY_PROTOCOL_MAP: 'PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT,CONTROLLER:PLAINTEXT',
+      KAFKA_LISTENER_SECURITY_PROTOCOL_MAP:
+        'PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT,CONTROLLER:PLAINTEXT',
       KAFKA_INTER_BROKER_LISTENER_NAME: 'INTERNAL',
       KAFKA_CONTROLLER_LISTENER_NAMES: 'CONTROLLER',
       KAFKA_CONTROLLER_QUORUM_VOTERS: '1@kafka:9093',
@@ -31,9 +35,15 @@ export async function startContainerInfra(): Promise<{ endpoints: InfraEndpoints
     .withExposedPorts(8080)
     .withWaitStrategy(Wait.forHttp('/apis/ccompat/v7/subjects', 8080))
     .start();
-  const elasticsearch = await new GenericContainer('docker.elastic.co/elasticsearch/elasticsearch:8.18.1')
+  const elasticsearch = await new GenericContainer(
+    'docker.elastic.co/elasticsearch/elasticsearch:8.18.1',
+  )
     .withExposedPorts(9200)
-    .withEnvironment({ 'discovery.type': 'single-node', 'xpack.security.enabled': 'false', ES_JAVA_OPTS: '-Xms512m -Xmx1g' })
+    .withEnvironment({
+      'discovery.type': 'single-node',
+      'xpack.security.enabled': 'false',
+      ES_JAVA_OPTS: '-Xms512m -Xmx1g',
+    })
     .withWaitStrategy(Wait.forHttp('/_cluster/health', 9200))
     .withStartupTimeout(180_000)
     .start();

@@ -42,14 +42,22 @@ export function testRegistry(): AvroRegistry {
 }
 
 /** Reads a topic from the start as a read_committed consumer until `count` records arrived. */
-export async function readCommitted(kafka: Kafka, topic: string, count: number, timeoutMs = 60_000): Promise<KafkaMessage[]> {
+export async function readCommitted(
+  kafka: Kafka,
+  topic: string,
+  count: number,
+  timeoutMs = 60_000,
+): Promise<KafkaMessage[]> {
   const consumer = kafka.consumer({ groupId: uniqueName('reader'), readUncommitted: false });
   const seen: KafkaMessage[] = [];
   await consumer.connect();
   try {
     await consumer.subscribe({ topic, fromBeginning: true });
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`only ${seen.length}/${count} records on ${topic}`)), timeoutMs);
+      const timer = setTimeout(
+        () => reject(new Error(`only ${seen.length}/${count} records on ${topic}`)),
+        timeoutMs,
+      );
       void consumer.run({
         eachMessage: ({ message }) => {
           seen.push(message);
@@ -83,7 +91,12 @@ export async function topicSize(kafka: Kafka, topic: string): Promise<number> {
  * Reads every committed record of a topic: waits for at least `atLeast`, then until nothing new
  * arrived for `idleMs` — so duplicates, which would arrive late, are counted too.
  */
-export async function readAllCommitted(kafka: Kafka, topic: string, atLeast: number, idleMs = 3_000): Promise<KafkaMessage[]> {
+export async function readAllCommitted(
+  kafka: Kafka,
+  topic: string,
+  atLeast: number,
+  idleMs = 3_000,
+): Promise<KafkaMessage[]> {
   const consumer = kafka.consumer({ groupId: uniqueName('reader'), readUncommitted: false });
   const seen: KafkaMessage[] = [];
   let lastArrival = Date.now();
@@ -99,7 +112,9 @@ export async function readAllCommitted(kafka: Kafka, topic: string, atLeast: num
     });
     const deadline = Date.now() + 60_000;
     while (seen.length < atLeast || Date.now() - lastArrival < idleMs) {
-      if (Date.now() > deadline) throw new Error(`only ${seen.length}/${atLeast} records on ${topic}`);
+      if (Date.now() > deadline) {
+        throw new Error(`only ${seen.length}/${atLeast} records on ${topic}`);
+      }
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     return seen;

@@ -30,7 +30,12 @@ async function registryHealth(config: EngramConfig): Promise<ServerHealth> {
   try {
     const response = await fetch(`${address}/subjects`, { signal: AbortSignal.timeout(5_000) });
     const subjects = (await response.json()) as unknown[];
-    return { server: 'schema-registry', address, ok: response.ok, detail: `${subjects.length} subjects` };
+    return {
+      server: 'schema-registry',
+      address,
+      ok: response.ok,
+      detail: `${subjects.length} subjects`,
+    };
   } catch (error) {
     return { server: 'schema-registry', address, ok: false, detail: errorMessage(error) };
   }
@@ -40,17 +45,32 @@ async function searchHealth(config: EngramConfig): Promise<ServerHealth> {
   const client = createElasticsearchClient(config.elasticsearch.url);
   const health = await elasticsearchHealth(client);
   await client.close();
-  return { server: 'elasticsearch', address: config.elasticsearch.url, ok: health.ok, detail: health.detail ?? health.status };
+  return {
+    server: 'elasticsearch',
+    address: config.elasticsearch.url,
+    ok: health.ok,
+    detail: health.detail ?? health.status,
+  };
 }
 
 async function graphHealth(config: EngramConfig): Promise<ServerHealth> {
   const driver = createNeo4jDriver(config.neo4j);
   const health = await neo4jHealth(driver);
   await driver.close();
-  return { server: 'neo4j', address: config.neo4j.url, ok: health.ok, detail: health.detail ?? 'bolt session ok' };
+  return {
+    server: 'neo4j',
+    address: config.neo4j.url,
+    ok: health.ok,
+    detail: health.detail ?? 'bolt session ok',
+  };
 }
 
 /** One real round trip to each server of the distributed deployment. */
 export function checkServers(config: EngramConfig): Promise<ServerHealth[]> {
-  return Promise.all([kafkaHealth(config), registryHealth(config), searchHealth(config), graphHealth(config)]);
+  return Promise.all([
+    kafkaHealth(config),
+    registryHealth(config),
+    searchHealth(config),
+    graphHealth(config),
+  ]);
 }

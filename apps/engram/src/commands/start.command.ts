@@ -11,11 +11,17 @@ export function registerStartCommand(program: Command): void {
   program
     .command('start')
     .description('start Engram (today: check the distributed stack; services land in later issues)')
-    .option('--distributed', 'run against the configured Kafka, Schema Registry, Elasticsearch and Neo4j', true)
+    .option(
+      '--distributed',
+      'run against the configured Kafka, Schema Registry, Elasticsearch and Neo4j',
+      true,
+    )
     .action(async () => {
       const results = await checkServers(loadConfig());
       for (const r of results) {
-        console.log(`${r.ok ? 'ok  ' : 'DOWN'}  ${r.server.padEnd(16)} ${r.address.padEnd(44)} ${r.detail}`);
+        console.log(
+          `${r.ok ? 'ok  ' : 'DOWN'}  ${r.server.padEnd(16)} ${r.address.padEnd(44)} ${r.detail}`,
+        );
       }
       const down = results.filter((r) => !r.ok);
       if (down.length > 0) {
@@ -24,7 +30,7 @@ export function registerStartCommand(program: Command): void {
         return;
       }
       console.log(
-        '\nThe stack is ready. Engram\'s services (segmenter, observer, distiller, retrieval) and the\n' +
+        "\nThe stack is ready. Engram's services (segmenter, observer, distiller, retrieval) and the\n" +
           'embedded all-in-one mode are not built yet: they land with issues #3–#7.',
       );
     });

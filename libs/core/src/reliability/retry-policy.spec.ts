@@ -1,9 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  DecodeError,
-  DownstreamUnavailableError,
-  InvalidEventError,
-} from '../errors/engram-error';
+import { DecodeError, DownstreamUnavailableError, InvalidEventError } from '../errors/engram-error';
 import { backoffDelayMs, failureVerdict } from './retry-policy';
 
 describe('backoffDelayMs', () => {
