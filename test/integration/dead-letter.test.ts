@@ -64,7 +64,9 @@ describe('ReliableConsumer', () => {
         { key: 's1', value: writeWireFrame(987_654_321, Buffer.from([2, 3])) },
       ],
     });
-    await publisher.publish(codec, [event('invalid: empty id', ''), event('second good')]);
+    // A producer that skips validation (ours refuses this event before sending it).
+    const careless = { ...codec, validate: undefined };
+    await publisher.publish(careless, [event('invalid: empty id', ''), event('second good')]);
 
     const handled: string[] = [];
     const groupId = uniqueName('group');

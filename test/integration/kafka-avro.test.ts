@@ -1,15 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import {
-  DeadLetterWriter,
   ensureTopics,
   EventPublisher,
-  ReliableConsumer,
   SchemaRejectedError,
   valueSubject,
   readWireFrame,
 } from '@engram/kafka';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  consumeEvents,
   readCommitted,
   SCRATCH_SCHEMA,
   scratchCodec,
@@ -17,7 +16,7 @@ import {
   testRegistry,
   type ScratchEvent,
 } from './support/kafka-fixtures';
-import { eventually, uniqueName } from './support/unique';
+import { uniqueName } from './support/unique';
 
 describe('Avro through the Schema Registry and Kafka', () => {
   const kafka = testKafka();
@@ -48,19 +47,7 @@ describe('Avro through the Schema Registry and Kafka', () => {
     const schemaId = registry.idOf(valueSubject(topic));
     for (const message of raw) expect(readWireFrame(message.value).schemaId).toBe(schemaId);
 
-    const received: ScratchEvent[] = [];
-    const deadLetters = new DeadLetterWriter(kafka, 'it');
-    await deadLetters.connect();
-    const consumer = new ReliableConsumer(kafka, testRegistry(), deadLetters, {
-      groupId: uniqueName('group'),
-      retry: { initialMs: 50, maxMs: 500 },
-    }).subscribe(codec, (items) => {
-      received.push(...items.map((item) => item.event));
-    });
-    await consumer.start();
-    await eventually(() => (received.length >= 3 ? true : undefined));
-    await consumer.stop();
-    await deadLetters.disconnect();
+    const received = await consumeEvents(kafka, codec, 3);
 
     const byId = (a: ScratchEvent, b: ScratchEvent) => a.eventId.localeCompare(b.eventId);
     expect([...received].sort(byId)).toEqual([...events].sort(byId));

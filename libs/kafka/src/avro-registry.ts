@@ -7,6 +7,7 @@ import {
   errorMessage,
   SchemaNotFoundError,
 } from '@engram/core';
+import { AVRO_TYPE_OPTIONS } from '@engram/contracts';
 import { readWireFrame } from './wire-format';
 
 export type Compatibility = 'BACKWARD' | 'FORWARD' | 'FULL' | 'NONE';
@@ -28,7 +29,8 @@ export class AvroRegistry {
 
   constructor(
     private readonly url: string,
-    avroOptions: AvroOptions = {},
+    // Contract topics are written with AVRO_TYPE_OPTIONS; the decoder must build the same types.
+    avroOptions: AvroOptions = { ...AVRO_TYPE_OPTIONS },
   ) {
     this.client = new SchemaRegistry(
       { host: url, retry: { retries: 2, maxRetryTimeInSecs: 2 } },
@@ -36,16 +38,15 @@ export class AvroRegistry {
     );
   }
 
-  /**
-   * Sets the registry-wide default compatibility. We register with this default rather than the
-   * client's per-subject `PUT /config/{subject}` before the subject exists, which Apicurio answers
-   * with 404 (see deploy/local/README.md).
-   */
+  /** Sets the registry-wide default compatibility (`PUT /config`). */
   async setGlobalCompatibility(level: Compatibility): Promise<void> {
     await this.request('PUT', '/config', { compatibility: level });
   }
 
-  /** Sets a subject's compatibility; the subject must exist (register first). */
+  /**
+   * Sets a subject's compatibility (`PUT /config/{subject}`). Register first: Confluent answers 404
+   * for a subject it does not know (Apicurio accepts it), so this order works on both.
+   */
   async setSubjectCompatibility(subject: string, level: Compatibility): Promise<void> {
     await this.request('PUT', `/config/${encodeURIComponent(subject)}`, { compatibility: level });
   }
@@ -57,7 +58,7 @@ export class AvroRegistry {
    */
   async register(subject: string, schema: object): Promise<number> {
     const path = `/subjects/${encodeURIComponent(subject)}/versions`;
-    const { id } = (await this.request('POST', path, { schema: JSON.stringify(schema) })) as {
+    const { id } = (await this.request('POST', path, avroSchemaBody(schema))) as {
       id: number;
     };
     this.idsBySubject.set(subject, id);
@@ -67,8 +68,9 @@ export class AvroRegistry {
   /** Asks the registry whether `schema` may become the next version of `subject`. */
   async isCompatible(subject: string, schema: object): Promise<boolean> {
     const path = `/compatibility/subjects/${encodeURIComponent(subject)}/versions/latest`;
-    const body = { schema: JSON.stringify(schema) };
-    return ((await this.request('POST', path, body)) as { is_compatible: boolean }).is_compatible;
+    return (
+      (await this.request('POST', path, avroSchemaBody(schema))) as { is_compatible: boolean }
+    ).is_compatible;
   }
 
   idOf(subject: string): number {
@@ -118,10 +120,19 @@ export class AvroRegistry {
     }
     const text = await response.text();
     if (!response.ok) {
-      throw classifyRegistryError({ status: response.status, message: text }, { path });
+      throw classifyRegistryError({ status: response.status, message: text }, { method, path });
     }
     return text ? JSON.parse(text) : undefined;
   }
+}
+
+/**
+ * The Confluent request body for an Avro schema. `schemaType` is optional for Avro in Confluent's
+ * API, but Apicurio cannot infer the type of a top-level union (a JSON array) and answers 422
+ * "Failed to discover artifact type" without it.
+ */
+function avroSchemaBody(schema: object): { schema: string; schemaType: 'AVRO' } {
+  return { schema: JSON.stringify(schema), schemaType: 'AVRO' };
 }
 
 const NETWORK_FAILURE = /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EAI_AGAIN|socket hang up|fetch failed/i;
@@ -133,8 +144,13 @@ const NETWORK_FAILURE = /ECONNREFUSED|ECONNRESET|ETIMEDOUT|EAI_AGAIN|socket hang
  */
 export function classifyRegistryError(error: unknown, context: Record<string, unknown>): Error {
   if (error instanceof EngramError) return error;
-  const { status } = (error ?? {}) as RegistryResponseError;
-  const message = errorMessage(error);
+  const response = (error ?? {}) as RegistryResponseError;
+  const { status } = response;
+  // HTTP failures arrive as { status, message } (not an Error): keep the registry's own words.
+  const message =
+    typeof response.message === 'string' && !(error instanceof Error)
+      ? `HTTP ${status ?? '?'}: ${response.message}`
+      : errorMessage(error);
   const options = { cause: error };
   if (status === 404) return new SchemaNotFoundError(message, context, options);
   if ((status !== undefined && status >= 500) || NETWORK_FAILURE.test(message)) {

@@ -1,3 +1,4 @@
+import { InvalidEventError } from '@engram/core';
 import { reliableProducerConfig } from './kafka-client';
 import type { IHeaders, Kafka, Message, Producer, Transaction } from 'kafkajs';
 import type { AvroRegistry } from './avro-registry';
@@ -12,7 +13,12 @@ export class EventEncoder {
 
   constructor(private readonly registry: AvroRegistry) {}
 
+  /** Throws InvalidEventError (before anything is sent) when the codec's checks fail. */
   async toMessage<E>(codec: TopicCodec<E>, event: E, headers?: IHeaders): Promise<Message> {
+    const problems = codec.validate?.(event) ?? [];
+    if (problems.length > 0) {
+      throw new InvalidEventError(`${codec.topic}: ${problems.join('; ')}`, { topic: codec.topic });
+    }
     const schemaId = await this.schemaId(codec);
     const value = await this.registry.encode(schemaId, codec.toAvro(event));
     return { key: codec.key(event), value, headers };

@@ -1,4 +1,5 @@
 export * from './avro-registry';
+export * from './contract-codecs';
 export * from './dead-letter';
 export * from './dead-letter-writer';
 export * from './delivered-event';

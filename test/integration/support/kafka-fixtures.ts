@@ -1,7 +1,14 @@
-import { AvroRegistry, createKafka, valueSubject, type TopicCodec } from '@engram/kafka';
+import {
+  AvroRegistry,
+  createKafka,
+  DeadLetterWriter,
+  ReliableConsumer,
+  valueSubject,
+  type TopicCodec,
+} from '@engram/kafka';
 import type { Kafka, KafkaMessage } from 'kafkajs';
 import { inject } from 'vitest';
-import { uniqueName } from './unique';
+import { eventually, uniqueName } from './unique';
 
 export interface ScratchEvent {
   eventId: string;
@@ -121,4 +128,29 @@ export async function readAllCommitted(
   } finally {
     await consumer.disconnect();
   }
+}
+
+/** Consumes `codec.topic` from the start through a ReliableConsumer until `count` events arrived. */
+export async function consumeEvents<E>(
+  kafka: Kafka,
+  codec: TopicCodec<E>,
+  count: number,
+): Promise<E[]> {
+  const received: E[] = [];
+  const deadLetters = new DeadLetterWriter(kafka, 'it');
+  await deadLetters.connect();
+  const consumer = new ReliableConsumer(kafka, testRegistry(), deadLetters, {
+    groupId: uniqueName('group'),
+    retry: { initialMs: 50, maxMs: 500 },
+  }).subscribe(codec, (items) => {
+    received.push(...items.map((item) => item.event));
+  });
+  await consumer.start();
+  try {
+    await eventually(() => (received.length >= count ? true : undefined));
+  } finally {
+    await consumer.stop();
+    await deadLetters.disconnect();
+  }
+  return received;
 }

@@ -1,0 +1,151 @@
+import stem from 'wink-porter2-stemmer';
+import { eng as ENGLISH_STOP_WORDS } from 'stopword';
+
+/**
+ * Words that carry no intent in a developer's prompt to an agent, on top of the general English
+ * stop words: politeness, modal verbs and conversational filler ("please can you now also just
+ * make sure …"). Without them two prompts that only share "please … could you" look related.
+ */
+const CONVERSATIONAL_STOP_WORDS = [
+  'please',
+  'pls',
+  'thanks',
+  'thank',
+  'okay',
+  'yes',
+  'yeah',
+  'yep',
+  'nope',
+  'sure',
+  'hey',
+  'can',
+  'could',
+  'would',
+  'should',
+  'shall',
+  'will',
+  'must',
+  'might',
+  'may',
+  'let',
+  'lets',
+  'now',
+  'also',
+  'just',
+  'again',
+  'still',
+  'really',
+  'actually',
+  'maybe',
+  'probably',
+  'perhaps',
+  'want',
+  'wanted',
+  'need',
+  'needs',
+  'think',
+  'like',
+  'well',
+  'thing',
+  'things',
+  'something',
+  'anything',
+  'everything',
+  'stuff',
+  'way',
+  'bit',
+  'lot',
+  'get',
+  'got',
+  'going',
+  'gonna',
+  'try',
+  'trying',
+  'see',
+  'look',
+  'looks',
+  'know',
+  'one',
+  'ones',
+  'much',
+  'many',
+  'use',
+  'using',
+  'used',
+  'via',
+  'etc',
+  'don',
+  'doesn',
+  'didn',
+  'isn',
+  'aren',
+  'wasn',
+  'won',
+  'can',
+  'cannot',
+  'let',
+  'ok',
+] as const;
+
+const STOP_WORDS: ReadonlySet<string> = new Set([
+  ...ENGLISH_STOP_WORDS.map((word) => word.toLowerCase()),
+  ...CONVERSATIONAL_STOP_WORDS,
+]);
+
+/** Tokens shorter than this carry too little meaning ("a", "js", "of"). */
+const MIN_TOKEN_LENGTH = 3;
+
+// A path: something with a slash or a dotted file name ("src/auth/refresh.ts", "../library",
+// "README.md"). Matched before splitting so the file's base name survives as one keyword.
+const PATH_PATTERN = /(?:[\w.-]*\/)+[\w.-]+|[\w-]{2,}\.[a-z][a-z0-9]{0,5}\b/gi;
+const FILE_NAME = /^[\w-]{2,}\.[a-z][a-z0-9]{0,5}$/i;
+const WORD_PATTERN = /[a-z0-9]+/g;
+
+/**
+ * The intent keywords of a prompt (seed 000 `intent_keywords`), as a set in first-seen order:
+ * lower-cased, camelCase / snake_case / kebab-case identifiers and file paths split into their
+ * parts (a file's base name, e.g. `refresh.ts`, kept whole as well), English and conversational stop words
+ * and tokens under 3 characters dropped, each word Porter2-stemmed.
+ */
+export function intentKeywords(text: string): string[] {
+  const keywords = new Set<string>();
+  const add = (word: string): void => {
+    if (word.length < MIN_TOKEN_LENGTH || STOP_WORDS.has(word) || /^\d+$/.test(word)) return;
+    const stemmed = stem(word);
+    if (stemmed.length >= MIN_TOKEN_LENGTH && !STOP_WORDS.has(stemmed)) keywords.add(stemmed);
+  };
+  const withoutPaths = text.replace(PATH_PATTERN, (path) => {
+    // The file's base name ("refresh.ts") names one file exactly; its parts only name topics.
+    const baseName = (path.split('/').pop() ?? '').toLowerCase();
+    if (FILE_NAME.test(baseName)) keywords.add(baseName);
+    return ` ${path.replace(/[/.]/g, ' ')} `;
+  });
+  for (const word of splitIdentifiers(withoutPaths).toLowerCase().match(WORD_PATTERN) ?? []) {
+    add(word);
+  }
+  return [...keywords];
+}
+
+/** "parseHTTPResponse_body" → "parse HTTP Response body". */
+function splitIdentifiers(text: string): string {
+  return text
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
+    .replace(/[_-]+/g, ' ');
+}
+
+/** Jaccard similarity |a ∩ b| / |a ∪ b| of two keyword sets; 0 when both are empty. */
+export function jaccard(a: Iterable<string>, b: Iterable<string>): number {
+  const left = a instanceof Set ? (a as Set<string>) : new Set(a);
+  const right = b instanceof Set ? (b as Set<string>) : new Set(b);
+  if (left.size === 0 && right.size === 0) return 0;
+  let shared = 0;
+  for (const item of left) if (right.has(item)) shared += 1;
+  return shared / (left.size + right.size - shared);
+}
+
+/** Whitespace-separated words: the seed's terse-prompt rule counts these. */
+export function wordCount(text: string): number {
+  const trimmed = text.trim();
+  return trimmed === '' ? 0 : trimmed.split(/\s+/).length;
+}
