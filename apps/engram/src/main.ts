@@ -1,6 +1,9 @@
 import 'reflect-metadata';
 import { Command } from 'commander';
+import { registerBenchCommand } from './commands/bench.command';
+import { registerSegmentCommand } from './commands/segment.command';
 import { registerStartCommand } from './commands/start.command';
+import { embedderForMode } from './embedding';
 
 const program = new Command()
   .name('engram')
@@ -8,6 +11,8 @@ const program = new Command()
   .showHelpAfterError();
 
 registerStartCommand(program);
+registerSegmentCommand(program, embedderForMode);
+registerBenchCommand(program);
 
 program.parseAsync(process.argv).catch((error: unknown) => {
   console.error(error instanceof Error ? error.message : error);

@@ -25,6 +25,15 @@ const envSchema = z.object({
   ENGRAM_NEO4J_PASSWORD: z.string().optional(),
   ENGRAM_RETRY_INITIAL_MS: z.coerce.number().int().positive().default(200),
   ENGRAM_RETRY_MAX_MS: z.coerce.number().int().positive().default(30_000),
+  ENGRAM_TOPIC_PREFIX: z
+    .string()
+    .regex(/^[a-zA-Z0-9._-]*$/, 'letters, digits, ".", "_" and "-" only')
+    .default(''),
+  ENGRAM_SEGMENTER_MODE: z.enum(['keyword', 'hybrid']).default('keyword'),
+  ENGRAM_SEGMENTER_GROUP_ID: z.string().min(1).default('engram-segmenter'),
+  ENGRAM_SEGMENTER_INSTANCE_ID: z.string().min(1).default('0'),
+  ENGRAM_SEGMENTER_PARTITIONS: z.coerce.number().int().min(1).max(1000).default(3),
+  ENGRAM_SEGMENTER_SWEEP_MS: z.coerce.number().int().min(100).default(5_000),
 });
 
 export interface EngramConfig {
@@ -34,6 +43,16 @@ export interface EngramConfig {
   elasticsearch: { url: string };
   neo4j: { url: string; user?: string; password?: string };
   retry: { initialMs: number; maxMs: number };
+  /** Prepended to every topic name (one Kafka cluster, several isolated Engram installations). */
+  topicPrefix: string;
+  segmenter: {
+    mode: 'keyword' | 'hybrid';
+    groupId: string;
+    /** Stable per instance: its transactional id fences a restarted instance's predecessor. */
+    instanceId: string;
+    partitions: number;
+    sweepIntervalMs: number;
+  };
 }
 
 export class ConfigError extends Error {
@@ -74,6 +93,14 @@ export function parseConfig(env: Record<string, string | undefined>): EngramConf
       password: e.ENGRAM_NEO4J_PASSWORD,
     },
     retry: { initialMs: e.ENGRAM_RETRY_INITIAL_MS, maxMs: e.ENGRAM_RETRY_MAX_MS },
+    topicPrefix: e.ENGRAM_TOPIC_PREFIX,
+    segmenter: {
+      mode: e.ENGRAM_SEGMENTER_MODE,
+      groupId: e.ENGRAM_SEGMENTER_GROUP_ID,
+      instanceId: e.ENGRAM_SEGMENTER_INSTANCE_ID,
+      partitions: e.ENGRAM_SEGMENTER_PARTITIONS,
+      sweepIntervalMs: e.ENGRAM_SEGMENTER_SWEEP_MS,
+    },
   };
 }
 

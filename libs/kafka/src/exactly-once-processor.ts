@@ -1,7 +1,16 @@
 import { reliableProducerConfig } from './kafka-client';
 import { Logger } from '@nestjs/common';
 import { errorMessage, type BackoffOptions } from '@engram/core';
-import type { Batch, Consumer, EachBatchPayload, Kafka, Producer } from 'kafkajs';
+import type {
+  Batch,
+  Consumer,
+  EachBatchPayload,
+  Kafka,
+  Message,
+  PartitionAssigner,
+  Producer,
+  Transaction,
+} from 'kafkajs';
 import type { AvroRegistry } from './avro-registry';
 import {
   deadLetterOf,
@@ -14,11 +23,20 @@ import { EventEncoder } from './event-publisher';
 import { PausingRetryHooks, retryUntilSettled, type Attempt, type RetryHooks } from './retry-loop';
 import type { TopicCodec } from './topic-codec';
 
-/** Events a stage emits for one topic. */
+/** Events a stage emits for one topic (to `partition` when given, else by key). */
 export interface StageOutput<O = unknown> {
   codec: TopicCodec<O>;
   events: O[];
+  partition?: number;
 }
+
+/** Records written as they are (a stage's own state changelog: JSON values, null tombstones). */
+export interface RawStageOutput {
+  topic: string;
+  messages: Message[];
+}
+
+export type AnyStageOutput = StageOutput | RawStageOutput;
 
 /**
  * A consume-transform-produce stage. `transform` may stage state changes; the processor calls
@@ -26,7 +44,9 @@ export interface StageOutput<O = unknown> {
  * was rolled back (the stage must then forget what it staged, because the batch comes again).
  */
 export interface ExactlyOnceStage<E> {
-  transform(items: Delivered<E>[]): Promise<StageOutput[]> | StageOutput[];
+  /** Runs before a batch's transaction opens (e.g. to restore state of a newly owned partition). */
+  prepare?(topic: string, partition: number): Promise<void>;
+  transform(items: Delivered<E>[]): Promise<AnyStageOutput[]> | AnyStageOutput[];
   onCommitted?(): void;
   onAborted?(): void;
 }
@@ -41,6 +61,10 @@ export interface ExactlyOnceOptions {
   retry: BackoffOptions;
   fromBeginning?: boolean;
   maxUnclassifiedAttempts?: number;
+  /** Default: KafkaJS round robin. Stateful stages use coPartitionedAssigner. */
+  partitionAssigners?: PartitionAssigner[];
+  /** Called after every rebalance with this member's partitions per topic. */
+  onAssignment?: (assignment: Record<string, number[]>) => void;
 }
 
 interface Route {
@@ -60,6 +84,8 @@ export class ExactlyOnceProcessor {
   private consumer?: Consumer;
   private producer?: Producer;
   readonly counters = { processed: 0, deadLettered: 0, retries: 0, transactions: 0 };
+  /** Batches and timer transactions take turns: one transaction at a time. */
+  private turn: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly kafka: Kafka,
@@ -80,7 +106,19 @@ export class ExactlyOnceProcessor {
       reliableProducerConfig({ transactionalId: this.options.transactionalId }),
     );
     await this.producer.connect();
-    this.consumer = this.kafka.consumer({ groupId: this.options.groupId, readUncommitted: false });
+    this.consumer = this.kafka.consumer({
+      groupId: this.options.groupId,
+      readUncommitted: false,
+      ...(this.options.partitionAssigners
+        ? { partitionAssigners: this.options.partitionAssigners }
+        : {}),
+    });
+    const onAssignment = this.options.onAssignment;
+    if (onAssignment) {
+      this.consumer.on(this.consumer.events.GROUP_JOIN, ({ payload }) =>
+        onAssignment(payload.memberAssignment),
+      );
+    }
     await this.consumer.connect();
     await this.consumer.subscribe({
       topics: [...this.routes.keys()],
@@ -100,10 +138,61 @@ export class ExactlyOnceProcessor {
     this.producer = undefined;
   }
 
+  /**
+   * Commits outputs that no consumed record caused (a timer's), in a transaction of their own,
+   * never interleaved with a batch's transaction.
+   */
+  async produceTransactionally(
+    outputs: () => AnyStageOutput[] | Promise<AnyStageOutput[]>,
+    hooks: Pick<ExactlyOnceStage<unknown>, 'onCommitted' | 'onAborted'> = {},
+  ): Promise<void> {
+    await this.inTurn(async () => {
+      const transaction = await this.requireProducer().transaction();
+      try {
+        await this.sendOutputs(transaction, await outputs());
+        await transaction.commit();
+      } catch (error) {
+        await transaction.abort().catch(() => undefined);
+        hooks.onAborted?.();
+        throw error;
+      }
+      hooks.onCommitted?.();
+    });
+  }
+
+  private inTurn<T>(work: () => Promise<T>): Promise<T> {
+    const result = this.turn.then(work, work);
+    this.turn = result.catch(() => undefined);
+    return result;
+  }
+
+  private async sendOutputs(transaction: Transaction, outputs: AnyStageOutput[]): Promise<void> {
+    for (const output of outputs) {
+      if ('messages' in output) {
+        if (output.messages.length > 0) await transaction.send(output);
+        continue;
+      }
+      if (output.events.length === 0) continue;
+      const messages = await Promise.all(
+        output.events.map((e) => this.encoder.toMessage(output.codec, e)),
+      );
+      if (output.partition !== undefined) {
+        for (const message of messages) message.partition = output.partition;
+      }
+      await transaction.send({ topic: output.codec.topic, messages });
+    }
+  }
+
   private async onBatch(payload: EachBatchPayload): Promise<void> {
     const { batch } = payload;
     const route = this.routes.get(batch.topic);
     if (!route || batch.messages.length === 0) return;
+    await route.stage.prepare?.(batch.topic, batch.partition);
+    await this.inTurn(() => this.processBatch(payload, route));
+  }
+
+  private async processBatch(payload: EachBatchPayload, route: Route): Promise<void> {
+    const { batch } = payload;
     const hooks = new PausingRetryHooks(payload, (error, attempt, delayMs) => {
       this.counters.retries += 1;
       this.logger.warn(
@@ -189,13 +278,7 @@ export class ExactlyOnceProcessor {
     const transaction = await producer.transaction();
     try {
       const outputs = items.length > 0 ? await route.stage.transform(items) : [];
-      for (const output of outputs) {
-        if (output.events.length === 0) continue;
-        const messages = await Promise.all(
-          output.events.map((e) => this.encoder.toMessage(output.codec, e)),
-        );
-        await transaction.send({ topic: output.codec.topic, messages });
-      }
+      await this.sendOutputs(transaction, outputs);
       for (const record of deadLetters) await this.deadLetters.write(record, transaction);
       await transaction.sendOffsets({
         consumerGroupId: this.options.groupId,

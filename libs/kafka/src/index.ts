@@ -1,4 +1,6 @@
 export * from './avro-registry';
+export * from './changelog';
+export * from './co-partitioned-assigner';
 export * from './contract-codecs';
 export * from './dead-letter';
 export * from './dead-letter-writer';

@@ -95,10 +95,10 @@ const STOP_WORDS: ReadonlySet<string> = new Set([
 /** Tokens shorter than this carry too little meaning ("a", "js", "of"). */
 const MIN_TOKEN_LENGTH = 3;
 
-// A path: something with a slash or a dotted file name ("src/auth/refresh.ts", "../library",
-// "README.md"). Matched before splitting so the file's base name survives as one keyword.
-const PATH_PATTERN = /(?:[\w.-]*\/)+[\w.-]+|[\w-]{2,}\.[a-z][a-z0-9]{0,5}\b/gi;
+// A file name: a base name with a short extension ("refresh.ts", "README.md").
 const FILE_NAME = /^[\w-]{2,}\.[a-z][a-z0-9]{0,5}$/i;
+// Punctuation around a whitespace-separated token ("(src/a.ts)," → "src/a.ts").
+const EDGE_PUNCTUATION = /^[^\w./~-]+|[^\w/]+$/g;
 const WORD_PATTERN = /[a-z0-9]+/g;
 
 /**
@@ -111,19 +111,36 @@ export function intentKeywords(text: string): string[] {
   const keywords = new Set<string>();
   const add = (word: string): void => {
     if (word.length < MIN_TOKEN_LENGTH || STOP_WORDS.has(word) || /^\d+$/.test(word)) return;
-    const stemmed = stem(word);
+    const stemmed = cachedStem(word);
     if (stemmed.length >= MIN_TOKEN_LENGTH && !STOP_WORDS.has(stemmed)) keywords.add(stemmed);
   };
-  const withoutPaths = text.replace(PATH_PATTERN, (path) => {
-    // The file's base name ("refresh.ts") names one file exactly; its parts only name topics.
-    const baseName = (path.split('/').pop() ?? '').toLowerCase();
-    if (FILE_NAME.test(baseName)) keywords.add(baseName);
-    return ` ${path.replace(/[/.]/g, ' ')} `;
-  });
-  for (const word of splitIdentifiers(withoutPaths).toLowerCase().match(WORD_PATTERN) ?? []) {
-    add(word);
+  // Token by token (linear time): a token with a slash or a file name is a path; its base name
+  // ("refresh.ts") names one file exactly and is kept whole, its parts only name topics.
+  for (const token of text.split(/\s+/)) {
+    const bare = token.replace(EDGE_PUNCTUATION, '');
+    if (bare.includes('/') || FILE_NAME.test(bare)) {
+      const baseName = (bare.split('/').pop() ?? '').toLowerCase();
+      if (FILE_NAME.test(baseName)) keywords.add(baseName);
+    }
+    for (const word of splitIdentifiers(bare).toLowerCase().match(WORD_PATTERN) ?? []) add(word);
   }
   return [...keywords];
+}
+
+// Stemming dominates the cost of keyword extraction (profiled: Porter2's regexes), and a
+// developer's vocabulary is small and repetitive, so stems are memoised. Bounded: the cache is
+// dropped when full, which keeps memory flat on any input.
+const STEM_CACHE_LIMIT = 50_000;
+const stemCache = new Map<string, string>();
+
+function cachedStem(word: string): string {
+  let stemmed = stemCache.get(word);
+  if (stemmed === undefined) {
+    if (stemCache.size >= STEM_CACHE_LIMIT) stemCache.clear();
+    stemmed = stem(word);
+    stemCache.set(word, stemmed);
+  }
+  return stemmed;
 }
 
 /** "parseHTTPResponse_body" → "parse HTTP Response body". */

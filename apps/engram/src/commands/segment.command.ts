@@ -1,0 +1,140 @@
+import { decodeReplayLine, ReplayLineError, type PromptSubmitted } from '@engram/contracts';
+import {
+  InvalidEventError,
+  segmenterSettings,
+  StreamSegmenter,
+  type PromptDecision,
+  type SegmentationMode,
+} from '@engram/core';
+import { Option, type Command } from 'commander';
+import { createInterface } from 'node:readline';
+import type { Readable, Writable } from 'node:stream';
+import { once } from 'node:events';
+
+/** Embeds a batch of prompt texts for hybrid mode (one vector per text, in order). */
+export type EmbedBatch = (texts: readonly string[]) => Promise<readonly (readonly number[])[]>;
+
+export interface SegmentRunOptions {
+  mode: SegmentationMode;
+  input: Readable;
+  output: Writable;
+  errors: Writable;
+  /** Required in hybrid mode. */
+  embed?: EmbedBatch;
+  /** Prompts embedded per batch in hybrid mode. */
+  batchSize?: number;
+}
+
+export interface SegmentRunSummary {
+  prompts: number;
+  rejected: number;
+  boundaries: number;
+}
+
+/** The decision line of SPEC §12, in its documented key order. */
+function decisionLine(decision: PromptDecision): string {
+  const { eventId, sessionId, promptId, threadId, episodeId, boundary, reason, similarity } =
+    decision;
+  return JSON.stringify({
+    eventId,
+    sessionId,
+    promptId,
+    threadId,
+    episodeId,
+    boundary,
+    reason,
+    similarity,
+  });
+}
+
+/**
+ * `engram segment`: PromptSubmitted JSON lines in, one decision line per prompt out, through the
+ * same core as the service. Memory holds only open sessions (idle ones are swept). A line that
+ * is not a valid prompt (or cannot be placed, e.g. an out-of-order promptId) is reported on
+ * stderr with its line number and produces no decision line.
+ */
+export async function runSegment(options: SegmentRunOptions): Promise<SegmentRunSummary> {
+  if (options.mode === 'hybrid' && !options.embed) {
+    throw new Error('hybrid mode needs an embedder');
+  }
+  const segmenter = new StreamSegmenter({ settings: segmenterSettings({ mode: options.mode }) });
+  const summary: SegmentRunSummary = { prompts: 0, rejected: 0, boundaries: 0 };
+  const batchSize = options.mode === 'hybrid' ? (options.batchSize ?? 32) : 1;
+  let batch: Array<{ line: number; prompt: PromptSubmitted }> = [];
+
+  const write = async (text: string): Promise<void> => {
+    if (!options.output.write(`${text}\n`)) await once(options.output, 'drain');
+  };
+  const reject = (line: number, message: string): void => {
+    summary.rejected += 1;
+    options.errors.write(`line ${line}: ${message}\n`);
+  };
+  const flush = async (): Promise<void> => {
+    const embeddings = options.embed ? await options.embed(batch.map((b) => b.prompt.text)) : null;
+    for (const [i, { line, prompt }] of batch.entries()) {
+      try {
+        const { decision } = segmenter.push(prompt, embeddings?.[i] ?? null);
+        summary.prompts += 1;
+        if (decision.boundary) summary.boundaries += 1;
+        await write(decisionLine(decision));
+      } catch (error) {
+        if (!(error instanceof InvalidEventError)) throw error;
+        reject(line, error.message);
+      }
+    }
+    batch = [];
+  };
+
+  let lineNumber = 0;
+  for await (const text of createInterface({ input: options.input, crlfDelay: Infinity })) {
+    lineNumber += 1;
+    if (text.trim() === '') continue;
+    try {
+      const { event } = decodeReplayLine(text, lineNumber, { defaultType: 'PromptSubmitted' });
+      if (event.type !== 'PromptSubmitted') {
+        reject(lineNumber, `expected a PromptSubmitted, got ${event.type}`);
+        continue;
+      }
+      batch.push({ line: lineNumber, prompt: event });
+    } catch (error) {
+      if (!(error instanceof ReplayLineError)) throw error;
+      summary.rejected += 1;
+      options.errors.write(`${error.message}\n`); // already "line N: …"
+      continue;
+    }
+    if (batch.length >= batchSize) await flush();
+  }
+  if (batch.length > 0) await flush();
+  return summary;
+}
+
+export function registerSegmentCommand(
+  program: Command,
+  embedderFor: (mode: SegmentationMode) => Promise<EmbedBatch | undefined>,
+): void {
+  program
+    .command('segment')
+    .description(
+      'segment PromptSubmitted JSON lines (stdin) into episodes; one decision JSON line per prompt (stdout)',
+    )
+    .addOption(
+      new Option('--mode <mode>', 'boundary similarity: keywords only, or keywords + embeddings')
+        .choices(['keyword', 'hybrid'])
+        .default('keyword'),
+    )
+    .action(async (options: { mode: SegmentationMode }) => {
+      const summary = await runSegment({
+        mode: options.mode,
+        input: process.stdin,
+        output: process.stdout,
+        errors: process.stderr,
+        embed: await embedderFor(options.mode),
+      });
+      if (summary.rejected > 0) {
+        process.stderr.write(
+          `${summary.rejected} line(s) rejected; ${summary.prompts} prompt(s) segmented\n`,
+        );
+        process.exitCode = 3;
+      }
+    });
+}

@@ -1,0 +1,104 @@
+import {
+  SCHEMA_VERSION,
+  type Episode,
+  type EpisodeBoundaryEvent,
+  type EventEnvelope,
+} from '@engram/contracts';
+import {
+  ENGRAM_ID_NAMESPACE,
+  type EpisodeAnnotation,
+  type EpisodeSnapshot,
+  type SegmenterOutput,
+} from '@engram/core';
+import { v5 as uuidv5 } from 'uuid';
+
+/** The agentId of records the segmenter derives (SPEC §3: the Engram service). */
+export const SEGMENTER_AGENT_ID = 'engram-segmenter';
+
+/**
+ * Deterministic event ids: the same boundary (or the same version of an episode) always gets the
+ * same eventId, so a downstream consumer can drop a duplicate by id.
+ */
+function derivedEventId(kind: string, episodeId: string, at: number): string {
+  return uuidv5(`${kind}:${episodeId}:${at}`, ENGRAM_ID_NAMESPACE);
+}
+
+function envelopeOf(episode: EpisodeSnapshot, kind: string, at: number): EventEnvelope {
+  return {
+    eventId: derivedEventId(kind, episode.episodeId, at),
+    tenantId: episode.tenantId,
+    projectId: episode.projectId,
+    sessionId: episode.sessionId,
+    agentId: SEGMENTER_AGENT_ID,
+    userId: episode.userId,
+    timestamp: at,
+    schemaVersion: SCHEMA_VERSION,
+  };
+}
+
+/** A core output → its `memory.episode-boundaries.v1` record. */
+export function boundaryRecord(output: SegmenterOutput): EpisodeBoundaryEvent {
+  const { episode } = output;
+  const common = {
+    ...envelopeOf(episode, output.kind, output.at),
+    episodeId: episode.episodeId,
+    threadId: episode.threadId,
+    firstPromptId: episode.firstPromptId,
+    lastPromptId: episode.lastPromptId,
+    intentKeywords: episode.intentKeywords,
+    similarity: output.similarity,
+    threshold: output.threshold,
+  };
+  if (output.kind === 'opened') {
+    return {
+      type: 'EpisodeOpened',
+      ...common,
+      reason: output.reason,
+      parentEpisodeId: episode.parentEpisodeId,
+    };
+  }
+  return {
+    type: 'EpisodeClosed',
+    ...common,
+    reason: output.reason,
+    userPromptCount: episode.userPromptCount,
+  };
+}
+
+/** A closed episode and its annotation → the `memory.episodes.v1` record (SPEC §4.4). */
+export function episodeRecord(
+  output: Extract<SegmenterOutput, { kind: 'closed' }>,
+  annotation: EpisodeAnnotation,
+): Episode & { type: 'Episode' } {
+  const { episode } = output;
+  return {
+    type: 'Episode',
+    ...envelopeOf(episode, 'episode', output.at),
+    episodeId: episode.episodeId,
+    threadId: episode.threadId,
+    firstPromptId: episode.firstPromptId,
+    lastPromptId: episode.lastPromptId,
+    startedAt: episode.startedAt,
+    endedAt: episode.endedAt,
+    closeReason: output.reason,
+    intentKeywords: episode.intentKeywords,
+    intent: annotation.intent ?? episode.intent,
+    obsCount: annotation.obsCount,
+    investigate: annotation.investigate,
+    execute: annotation.execute,
+    failures: annotation.failures,
+    hotFiles: annotation.hotFiles.map(({ path, touches }) => ({ path, touches })),
+    durationMs: annotation.durationMs,
+    toolsUsed: annotation.toolsUsed,
+    participants: annotation.participants,
+    entities: annotation.entities,
+    outcome: annotation.outcome,
+    tags: annotation.tags,
+    keyDecisions: annotation.keyDecisions,
+    parentEpisodeId: episode.parentEpisodeId,
+    crossThreadEpisodeIds: [],
+    summary: null,
+    workUnitRef: null,
+    sourceEventIds: episode.sourceEventIds,
+  };
+}

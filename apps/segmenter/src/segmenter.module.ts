@@ -1,0 +1,59 @@
+import { loadConfig } from '@engram/config';
+import { segmenterSettings } from '@engram/core';
+import {
+  Injectable,
+  Logger,
+  Module,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
+import { startSegmenter, type SegmenterRuntime } from './segmenter.runtime';
+import { DEFAULT_SEGMENTER_TOPICS, type SegmenterTopics } from './segmenter.stage';
+
+/** The segmenter's topics under the configured prefix. */
+export function prefixedTopics(prefix: string): SegmenterTopics {
+  const d = DEFAULT_SEGMENTER_TOPICS;
+  return {
+    prompts: prefix + d.prompts,
+    toolCalls: prefix + d.toolCalls,
+    lifecycle: prefix + d.lifecycle,
+    boundaries: prefix + d.boundaries,
+    episodes: prefix + d.episodes,
+    changelog: prefix + d.changelog,
+  };
+}
+
+/** Runs the segmenter for the life of the Nest application; stops it (drain, commit) on shutdown. */
+@Injectable()
+export class SegmenterService implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(SegmenterService.name);
+  private runtime?: SegmenterRuntime;
+
+  async onApplicationBootstrap(): Promise<void> {
+    const config = loadConfig();
+    if (config.segmenter.mode === 'hybrid') {
+      throw new Error(
+        'ENGRAM_SEGMENTER_MODE=hybrid is not available in the service yet; use keyword (the default)',
+      );
+    }
+    this.runtime = await startSegmenter({
+      brokers: config.kafka.brokers,
+      registryUrl: config.schemaRegistry.url,
+      settings: segmenterSettings({ mode: config.segmenter.mode }),
+      topics: prefixedTopics(config.topicPrefix),
+      groupId: config.topicPrefix + config.segmenter.groupId,
+      instanceId: config.segmenter.instanceId,
+      partitions: config.segmenter.partitions,
+      retry: config.retry,
+      sweepIntervalMs: config.segmenter.sweepIntervalMs,
+    });
+    this.logger.log(`segmenter running (group ${config.topicPrefix + config.segmenter.groupId})`);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.runtime?.stop();
+  }
+}
+
+@Module({ providers: [SegmenterService] })
+export class SegmenterModule {}

@@ -1,0 +1,182 @@
+import { type SegmenterSettings } from '@engram/core';
+const redactSecrets = (text: string) => ({ text }); // TEMP until libs/core redaction lands
+import {
+  AvroRegistry,
+  contractCodec,
+  coPartitionedAssigner,
+  createKafka,
+  DeadLetterWriter,
+  ensureTopics,
+  ExactlyOnceProcessor,
+  readChangelog,
+  registerContractSchemas,
+  valueSubject,
+  type TopicCodec,
+} from '@engram/kafka';
+import { Logger } from '@nestjs/common';
+import type { Admin, Kafka } from 'kafkajs';
+import {
+  DEFAULT_SEGMENTER_TOPICS,
+  SegmenterStage,
+  type InputOffsets,
+  type InputPositions,
+  type SegmenterCodecs,
+  type SegmenterTopics,
+} from './segmenter.stage';
+
+export interface SegmenterRuntimeOptions {
+  brokers: string[];
+  registryUrl: string;
+  settings: SegmenterSettings;
+  topics?: SegmenterTopics;
+  /** Consumer group; also the prefix of the transactional id. */
+  groupId?: string;
+  /** Stable per instance, so a restarted instance fences its predecessor's transactions. */
+  instanceId?: string;
+  partitions?: number;
+  retry?: { initialMs: number; maxMs: number };
+  /** How often the idle-episode timer runs. */
+  sweepIntervalMs?: number;
+  clientId?: string;
+}
+
+export interface SegmenterRuntime {
+  kafka: Kafka;
+  stage: SegmenterStage;
+  processor: ExactlyOnceProcessor;
+  stop(): Promise<void>;
+}
+
+/** A contract codec moved onto another topic name (tests and benchmarks use their own topics). */
+function onTopic<E>(codec: TopicCodec<E>, topic: string): TopicCodec<E> {
+  return { ...codec, topic, subject: valueSubject(topic) };
+}
+
+export function segmenterCodecs(topics: SegmenterTopics): SegmenterCodecs {
+  return {
+    prompts: onTopic(contractCodec('agent.prompts.v1'), topics.prompts),
+    toolCalls: onTopic(contractCodec('agent.tool-calls.v1'), topics.toolCalls),
+    lifecycle: onTopic(contractCodec('agent.lifecycle.v1'), topics.lifecycle),
+    boundaries: onTopic(contractCodec('memory.episode-boundaries.v1'), topics.boundaries),
+    episodes: onTopic(contractCodec('memory.episodes.v1'), topics.episodes),
+  };
+}
+
+/** End offsets and this group's committed offsets of the prompts and tool-calls partitions. */
+function inputPositions(admin: Admin, topics: SegmenterTopics, groupId: string): InputPositions {
+  const endOf = async (topic: string, partition: number): Promise<number> => {
+    const offsets = await admin.fetchTopicOffsets(topic);
+    return Number(offsets.find((o) => o.partition === partition)?.high ?? 0);
+  };
+  return {
+    async endOffsets(partition): Promise<InputOffsets> {
+      return {
+        prompts: await endOf(topics.prompts, partition),
+        toolCalls: await endOf(topics.toolCalls, partition),
+      };
+    },
+    async committedOffsets(partitions): Promise<Map<number, InputOffsets>> {
+      const committed = await admin.fetchOffsets({
+        groupId,
+        topics: [topics.prompts, topics.toolCalls],
+      });
+      const at = (topic: string, partition: number): number => {
+        const offset = committed
+          .find((t) => t.topic === topic)
+          ?.partitions.find((p) => p.partition === partition)?.offset;
+        return offset === undefined || Number(offset) < 0 ? 0 : Number(offset);
+      };
+      return new Map(
+        partitions.map((p) => [
+          p,
+          { prompts: at(topics.prompts, p), toolCalls: at(topics.toolCalls, p) },
+        ]),
+      );
+    },
+  };
+}
+
+/** Creates the segmenter's topics (idempotent): inputs and changelog share the partition count. */
+export async function ensureSegmenterTopics(
+  kafka: Kafka,
+  topics: SegmenterTopics,
+  partitions: number,
+): Promise<void> {
+  await ensureTopics(kafka, [
+    { topic: topics.prompts, partitions },
+    { topic: topics.toolCalls, partitions },
+    { topic: topics.lifecycle, partitions },
+    { topic: topics.boundaries, partitions },
+    { topic: topics.episodes, partitions, compacted: true },
+    { topic: topics.changelog, partitions, compacted: true, withDeadLetter: false },
+  ]);
+}
+
+/**
+ * Starts the segmenter: topics and schemas in place, the exactly-once processor on the three input
+ * topics with the co-partitioned assigner, and the idle-episode timer.
+ */
+export async function startSegmenter(options: SegmenterRuntimeOptions): Promise<SegmenterRuntime> {
+  const logger = new Logger('Segmenter');
+  const topics = options.topics ?? DEFAULT_SEGMENTER_TOPICS;
+  const groupId = options.groupId ?? 'engram-segmenter';
+  const kafka = createKafka({ brokers: options.brokers, clientId: options.clientId ?? groupId });
+  const registry = new AvroRegistry(options.registryUrl);
+  await registerContractSchemas(registry);
+  await ensureSegmenterTopics(kafka, topics, options.partitions ?? 3);
+
+  const admin = kafka.admin();
+  await admin.connect();
+  const codecs = segmenterCodecs(topics);
+  const stage = new SegmenterStage(
+    topics,
+    codecs,
+    options.settings,
+    (partitions) => readChangelog(kafka, topics.changelog, partitions),
+    (text) => redactSecrets(text).text,
+    inputPositions(admin, topics, groupId),
+  );
+  const deadLetters = new DeadLetterWriter(kafka, 'segmenter');
+  await deadLetters.connect();
+  const processor = new ExactlyOnceProcessor(kafka, registry, deadLetters, {
+    groupId,
+    transactionalId: `${groupId}-${options.instanceId ?? '0'}`,
+    retry: options.retry ?? { initialMs: 200, maxMs: 30_000 },
+    partitionAssigners: [coPartitionedAssigner],
+    onAssignment: (assignment) => stage.onAssignment(assignment[topics.prompts] ?? []),
+  })
+    .subscribe(codecs.prompts, stage.promptStage)
+    .subscribe(codecs.toolCalls, stage.toolCallStage)
+    .subscribe(codecs.lifecycle, stage.lifecycleStage);
+  await processor.start();
+
+  let sweeping = false;
+  const timer = setInterval(() => {
+    if (sweeping) return;
+    sweeping = true;
+    processor
+      .produceTransactionally(() => stage.sweep(), {
+        onCommitted: () => stage.committed(),
+        // The state in memory went ahead of the log: roll it back to the last commit.
+        onAborted: () => stage.aborted(),
+      })
+      .catch((error: unknown) =>
+        logger.warn(`idle-episode sweep failed, will retry: ${String(error)}`),
+      )
+      .finally(() => {
+        sweeping = false;
+      });
+  }, options.sweepIntervalMs ?? 5_000);
+
+  return {
+    kafka,
+    stage,
+    processor,
+    async stop() {
+      clearInterval(timer);
+      await processor.stop();
+      await deadLetters.disconnect();
+      await admin.disconnect();
+    },
+  };
+}

@@ -1,0 +1,413 @@
+import type { LifecycleEvent, PromptSubmitted, ToolCallObserved, Typed } from '@engram/contracts';
+import {
+  annotateEpisode,
+  cloneSessionState,
+  RecentEpisodeIndex,
+  chooseParentEpisode,
+  StreamSegmenter,
+  type AnnotationPrompt,
+  type AnnotationToolCall,
+  type AnnotationValidation,
+  type SegmenterOutput,
+  type SegmenterSettings,
+  type SessionState,
+} from '@engram/core';
+import type {
+  AnyStageOutput,
+  Delivered,
+  ExactlyOnceStage,
+  RawStageOutput,
+  StageOutput,
+  TopicCodec,
+} from '@engram/kafka';
+import { boundaryRecord, episodeRecord } from './episode-records';
+
+/** Topic names; tests give every run its own. */
+export interface SegmenterTopics {
+  prompts: string;
+  toolCalls: string;
+  lifecycle: string;
+  boundaries: string;
+  episodes: string;
+  /** Compacted, keyed by sessionId, partitioned like the inputs: the per-session state. */
+  changelog: string;
+}
+
+export const DEFAULT_SEGMENTER_TOPICS: SegmenterTopics = {
+  prompts: 'agent.prompts.v1',
+  toolCalls: 'agent.tool-calls.v1',
+  lifecycle: 'agent.lifecycle.v1',
+  boundaries: 'memory.episode-boundaries.v1',
+  episodes: 'memory.episodes.v1',
+  changelog: 'segmenter.state.v1',
+};
+
+export interface SegmenterCodecs {
+  prompts: TopicCodec<Typed<'PromptSubmitted'>>;
+  toolCalls: TopicCodec<Typed<'ToolCallObserved'>>;
+  lifecycle: TopicCodec<LifecycleEvent>;
+  boundaries: TopicCodec<unknown>;
+  episodes: TopicCodec<unknown>;
+}
+
+/** Offsets of a partition number in the prompts and tool-calls topics. */
+export interface InputOffsets {
+  prompts: number;
+  toolCalls: number;
+}
+
+/**
+ * A SessionEnded waiting for the session's prompts and tool calls, which travel on other topics
+ * and may not have been processed yet: it takes effect once the group's committed offsets reach
+ * the end offsets those topics had when the SessionEnded was read.
+ */
+export interface PendingEnd {
+  at: number;
+  until: InputOffsets;
+}
+
+/** What the changelog holds per session: the core state plus the open episode's evidence. */
+export interface SessionRecord {
+  v: 1;
+  sessionId: string;
+  partition: number;
+  session: SessionState | null;
+  prompts: AnnotationPrompt[];
+  toolCalls: AnnotationToolCall[];
+  validations: AnnotationValidation[];
+  pendingEnd: PendingEnd | null;
+}
+
+type Evidence = Omit<SessionRecord, 'v' | 'sessionId' | 'session'>;
+
+/** Where the inputs are: their current end offsets and how far this group has committed. */
+export interface InputPositions {
+  endOffsets(partition: number): Promise<InputOffsets>;
+  committedOffsets(partitions: number[]): Promise<Map<number, InputOffsets>>;
+}
+
+/** Redacts secrets from text before it is kept or published (SPEC §11). */
+export type Redactor = (text: string) => string;
+
+const MAX_ERROR_CHARS = 500;
+
+/**
+ * The segmenter as an exactly-once stage (SPEC §4.5). Prompts move boundaries, tool calls and
+ * validations are kept as evidence for the annotation at close, SessionEnded closes. Every batch
+ * writes its outputs and the changed sessions' state (changelog) in the transaction that commits
+ * its offsets; an aborted transaction rolls the in-memory state back to what was committed.
+ * State of a partition is restored from the changelog before its first batch is processed.
+ */
+export class SegmenterStage {
+  private readonly segmenter: StreamSegmenter;
+  private readonly evidence = new Map<string, Evidence>();
+  private readonly restored = new Set<number>();
+  private readonly chainIndex = new RecentEpisodeIndex();
+  /** Sessions touched by the open transaction: their committed record, for rollback. */
+  private undo = new Map<string, SessionRecord | undefined>();
+  /** Sessions ended in the open transaction: their changelog entry becomes a tombstone. */
+  private ended = new Set<string>();
+  private touched = new Set<string>();
+
+  constructor(
+    private readonly topics: SegmenterTopics,
+    private readonly codecs: SegmenterCodecs,
+    settings: SegmenterSettings,
+    private readonly restore: (partitions: number[]) => Promise<Map<string, Buffer>>,
+    private readonly redact: Redactor,
+    private readonly positions: InputPositions,
+  ) {
+    this.segmenter = new StreamSegmenter({
+      settings,
+      sweepEvery: Number.POSITIVE_INFINITY,
+      findParent: (opening) =>
+        chooseParentEpisode({
+          keywords: opening.keywords,
+          embedding: opening.embedding,
+          projectId: opening.projectId,
+          now: opening.at,
+          episodeId: opening.excludeEpisodeId,
+          candidates: this.chainIndex.candidates(opening.projectId, opening.at),
+        }).parentEpisodeId,
+    });
+  }
+
+  get openSessions(): number {
+    return this.segmenter.openSessions;
+  }
+
+  /** After a rebalance: forget partitions no longer owned; new ones restore on first batch. */
+  onAssignment(partitions: readonly number[]): void {
+    const owned = new Set(partitions);
+    for (const partition of [...this.restored]) {
+      if (owned.has(partition)) continue;
+      this.restored.delete(partition);
+      for (const [sessionId, evidence] of this.evidence) {
+        if (evidence.partition !== partition) continue;
+        this.segmenter.forget(sessionId);
+        this.evidence.delete(sessionId);
+      }
+    }
+  }
+
+  async prepare(_topic: string, partition: number): Promise<void> {
+    if (this.restored.has(partition)) return;
+    for (const value of (await this.restore([partition])).values()) {
+      const record = JSON.parse(value.toString('utf8')) as SessionRecord;
+      if (record.partition !== partition) continue;
+      if (record.session) this.segmenter.restore(record.session);
+      const { prompts, toolCalls, validations, pendingEnd } = record;
+      this.evidence.set(record.sessionId, {
+        partition,
+        prompts,
+        toolCalls,
+        validations,
+        pendingEnd,
+      });
+    }
+    this.restored.add(partition);
+  }
+
+  readonly promptStage: ExactlyOnceStage<Typed<'PromptSubmitted'>> = {
+    prepare: (topic, partition) => this.prepare(topic, partition),
+    transform: (items) => this.transform(items, (item, out) => this.onPrompt(item, out)),
+    onCommitted: () => this.committed(),
+    onAborted: () => this.aborted(),
+  };
+
+  readonly toolCallStage: ExactlyOnceStage<Typed<'ToolCallObserved'>> = {
+    prepare: (topic, partition) => this.prepare(topic, partition),
+    transform: (items) => this.transform(items, (item) => this.onToolCall(item)),
+    onCommitted: () => this.committed(),
+    onAborted: () => this.aborted(),
+  };
+
+  readonly lifecycleStage: ExactlyOnceStage<LifecycleEvent> = {
+    prepare: (topic, partition) => this.prepare(topic, partition),
+    transform: async (items) => {
+      const ends = await this.endTargets(items);
+      return this.transform(items, (item) => this.onLifecycle(item, ends));
+    },
+    onCommitted: () => this.committed(),
+    onAborted: () => this.aborted(),
+  };
+
+  /**
+   * The timer (SPEC §4.5): closes idle threads and over-long episodes as of the stream time (the
+   * latest event time seen), so a replay gives the outputs of a live run.
+   */
+  async sweep(): Promise<AnyStageOutput[]> {
+    const outputs: SegmenterOutput[] = [];
+    for (const sessionId of this.segmenter.sessionIds()) this.touch(sessionId);
+    outputs.push(...(await this.settleEnds()));
+    outputs.push(...this.segmenter.sweep());
+    return this.finish(outputs);
+  }
+
+  /** Ends the sessions whose SessionEnded waited until their prompts and tool calls were in. */
+  private async settleEnds(): Promise<SegmenterOutput[]> {
+    const waiting = [...this.evidence].filter(([, evidence]) => evidence.pendingEnd);
+    if (waiting.length === 0) return [];
+    const partitions = [...new Set(waiting.map(([, evidence]) => evidence.partition))];
+    const committed = await this.positions.committedOffsets(partitions);
+    const outputs: SegmenterOutput[] = [];
+    for (const [sessionId, evidence] of waiting) {
+      const done = committed.get(evidence.partition);
+      const { until, at } = evidence.pendingEnd!;
+      if (!done || done.prompts < until.prompts || done.toolCalls < until.toolCalls) continue;
+      evidence.pendingEnd = null;
+      this.ended.add(sessionId);
+      outputs.push(...this.segmenter.end(sessionId, at));
+    }
+    return outputs;
+  }
+
+  private async endTargets(items: Delivered<LifecycleEvent>[]): Promise<Map<number, InputOffsets>> {
+    const partitions = new Set(
+      items.filter((item) => item.event.type === 'SessionEnded').map((item) => item.partition),
+    );
+    const targets = new Map<number, InputOffsets>();
+    for (const partition of partitions) {
+      targets.set(partition, await this.positions.endOffsets(partition));
+    }
+    return targets;
+  }
+
+  committed(): void {
+    this.undo.clear();
+    this.touched.clear();
+    this.ended.clear();
+  }
+
+  aborted(): void {
+    for (const [sessionId, record] of this.undo) {
+      if (record) {
+        if (record.session) this.segmenter.restore(record.session);
+        else this.segmenter.forget(sessionId);
+        const { partition, prompts, toolCalls, validations, pendingEnd } = record;
+        this.evidence.set(sessionId, { partition, prompts, toolCalls, validations, pendingEnd });
+      } else {
+        this.segmenter.forget(sessionId);
+        this.evidence.delete(sessionId);
+      }
+    }
+    this.segmenter.takeChanges();
+    this.committed();
+  }
+
+  private transform<E>(
+    items: Delivered<E>[],
+    handle: (item: Delivered<E>, outputs: SegmenterOutput[]) => void,
+  ): AnyStageOutput[] {
+    const outputs: SegmenterOutput[] = [];
+    for (const item of items) {
+      const sessionId = (item.event as { sessionId: string }).sessionId;
+      this.touch(sessionId, item.partition);
+      handle(item, outputs);
+    }
+    return this.finish(outputs);
+  }
+
+  private onPrompt(item: Delivered<Typed<'PromptSubmitted'>>, outputs: SegmenterOutput[]): void {
+    const prompt: PromptSubmitted = { ...item.event, text: this.redact(item.event.text) };
+    const result = this.segmenter.push(prompt);
+    if (result.decision.rule === 'duplicate') return;
+    this.evidenceOf(prompt.sessionId, item.partition).prompts.push({
+      eventId: prompt.eventId,
+      promptId: prompt.promptId,
+      source: prompt.source,
+      text: prompt.text,
+      timestamp: prompt.timestamp,
+      agentId: prompt.agentId,
+      userId: prompt.userId,
+      methodology: prompt.methodology,
+      methodologyPhase: prompt.methodologyPhase,
+    });
+    outputs.push(...result.outputs);
+  }
+
+  private onToolCall(item: Delivered<Typed<'ToolCallObserved'>>): void {
+    const call: ToolCallObserved = item.event;
+    const evidence = this.evidenceOf(call.sessionId, item.partition);
+    if (evidence.toolCalls.some((known) => known.eventId === call.eventId)) return;
+    evidence.toolCalls.push({
+      eventId: call.eventId,
+      promptId: call.promptId,
+      stepIndex: call.stepIndex,
+      toolName: call.toolName,
+      filePaths: call.filePaths,
+      command: call.command === null ? null : this.redact(call.command),
+      outcome: call.outcome,
+      errorMessage:
+        call.errorMessage === null
+          ? null
+          : this.redact(call.errorMessage).slice(0, MAX_ERROR_CHARS),
+      timestamp: call.timestamp,
+      agentId: call.agentId,
+      userId: call.userId,
+      mcp: call.mcp,
+    });
+  }
+
+  private onLifecycle(item: Delivered<LifecycleEvent>, ends: Map<number, InputOffsets>): void {
+    const event = item.event;
+    if (event.type === 'SessionEnded') {
+      const evidence = this.evidenceOf(event.sessionId, item.partition);
+      evidence.pendingEnd = { at: event.timestamp, until: ends.get(item.partition)! };
+    } else if (event.type === 'ValidationPassed' || event.type === 'ValidationFailed') {
+      this.evidenceOf(event.sessionId, item.partition).validations.push({
+        passed: event.type === 'ValidationPassed',
+        timestamp: event.timestamp,
+      });
+    }
+  }
+
+  /** Records before the first change of a session in this transaction, for rollback. */
+  private touch(sessionId: string, partition?: number): void {
+    if (partition !== undefined) this.evidenceOf(sessionId, partition);
+    this.touched.add(sessionId);
+    if (this.undo.has(sessionId)) return;
+    this.undo.set(sessionId, this.recordOf(sessionId, true));
+  }
+
+  private evidenceOf(sessionId: string, partition: number) {
+    let evidence = this.evidence.get(sessionId);
+    if (!evidence) {
+      evidence = { partition, prompts: [], toolCalls: [], validations: [], pendingEnd: null };
+      this.evidence.set(sessionId, evidence);
+    }
+    return evidence;
+  }
+
+  private recordOf(sessionId: string, copy = false): SessionRecord | undefined {
+    const evidence = this.evidence.get(sessionId);
+    if (!evidence) return undefined;
+    const session = this.segmenter.state(sessionId) ?? null;
+    const record: SessionRecord = { v: 1, sessionId, session, ...evidence };
+    return copy
+      ? { ...structuredClone(record), session: session && cloneSessionState(session) }
+      : record;
+  }
+
+  /** Outputs → records; closed episodes annotated and indexed for chaining; state → changelog. */
+  private finish(outputs: SegmenterOutput[]): AnyStageOutput[] {
+    const boundaries: unknown[] = [];
+    const episodes: unknown[] = [];
+    for (const output of outputs) {
+      boundaries.push(boundaryRecord(output));
+      if (output.kind !== 'closed') continue;
+      const evidence = this.evidence.get(output.episode.sessionId);
+      const annotation = annotateEpisode({
+        firstPromptId: output.episode.firstPromptId,
+        lastPromptId: output.episode.lastPromptId,
+        prompts: evidence?.prompts ?? [],
+        toolCalls: evidence?.toolCalls ?? [],
+        validations: evidence?.validations ?? [],
+        closed: true,
+      });
+      episodes.push(episodeRecord(output, annotation));
+      this.chainIndex.add(
+        {
+          episodeId: output.episode.episodeId,
+          projectId: output.episode.projectId,
+          closedAt: output.at,
+          keywords: output.episode.intentKeywords,
+        },
+        output.at,
+      );
+      if (evidence) pruneEvidence(evidence, output.episode.lastPromptId);
+    }
+    const result: AnyStageOutput[] = [
+      { codec: this.codecs.boundaries, events: boundaries } satisfies StageOutput,
+      { codec: this.codecs.episodes, events: episodes } satisfies StageOutput,
+      this.changelogOutput(),
+    ];
+    return result;
+  }
+
+  /** The touched sessions' records (or tombstones for sessions that ended), to their partition. */
+  private changelogOutput(): RawStageOutput {
+    this.segmenter.takeChanges();
+    const messages = [...this.touched].flatMap((sessionId) => {
+      const record = this.recordOf(sessionId);
+      if (!record) return [];
+      const gone = this.ended.has(sessionId);
+      if (gone) this.evidence.delete(sessionId);
+      return [
+        {
+          key: sessionId,
+          partition: record.partition,
+          value: gone ? null : Buffer.from(JSON.stringify(record)),
+        },
+      ];
+    });
+    return { topic: this.topics.changelog, messages };
+  }
+}
+
+/** Evidence of a closed episode is no longer needed once it is annotated. */
+function pruneEvidence(evidence: Evidence, closedUpToPromptId: number): void {
+  evidence.prompts = evidence.prompts.filter((p) => p.promptId > closedUpToPromptId);
+  evidence.toolCalls = evidence.toolCalls.filter((c) => c.promptId > closedUpToPromptId);
+  evidence.validations = [];
+}

@@ -1,0 +1,79 @@
+import { jaccard, wordCount } from './intent-keywords';
+import { gapAdjustedThreshold, type SegmenterSettings } from './segmenter-settings';
+import { embeddingCosine } from './topic-similarity';
+
+/** What the open episode knows of its intent: the keyword bag and, in hybrid mode, a centroid. */
+export interface EpisodeIntent {
+  bag: readonly string[];
+  /** Mean of the episode's prompt embeddings (not normalised); null in keyword mode. */
+  centroid: readonly number[] | null;
+}
+
+export interface PromptSignal {
+  text: string;
+  keywords: readonly string[];
+  /** Time since the thread's previous prompt. */
+  gapMs: number;
+  /** The thread timeout the gap is measured against. */
+  timeoutMs: number;
+  /** The prompt's embedding in hybrid mode. */
+  embedding: readonly number[] | null;
+}
+
+/**
+ * Which rule decided: `terse` and `low_signal` continue without comparing; `seeds_bag` continues
+ * an episode that has no keywords yet; `similar` / `intent_shift` compared and decided.
+ */
+export type BoundaryRule = 'terse' | 'low_signal' | 'seeds_bag' | 'similar' | 'intent_shift';
+
+export interface BoundaryVerdict {
+  boundary: boolean;
+  rule: BoundaryRule;
+  /** Null when the rule did not compare. */
+  similarity: number | null;
+  threshold: number | null;
+}
+
+/**
+ * Seed 000's boundary decision for one user prompt against its open episode:
+ * 1. fewer than `tersePromptWords` words → continuation, unless after a gap longer than the timeout;
+ * 2. fewer than `minIntentKeywords` keywords → continuation, with the same exception;
+ * 3. otherwise similarity (Jaccard with the bag; hybrid blends in the embedding cosine with the
+ *    centroid) below the gap-adjusted threshold → boundary.
+ */
+export function decideBoundary(
+  episode: EpisodeIntent,
+  prompt: PromptSignal,
+  settings: SegmenterSettings,
+): BoundaryVerdict {
+  const afterLongGap = prompt.gapMs > prompt.timeoutMs;
+  if (!afterLongGap && wordCount(prompt.text) < settings.tersePromptWords) {
+    return { boundary: false, rule: 'terse', similarity: null, threshold: null };
+  }
+  if (!afterLongGap && prompt.keywords.length < settings.minIntentKeywords) {
+    return { boundary: false, rule: 'low_signal', similarity: null, threshold: null };
+  }
+  if (episode.bag.length === 0 && !afterLongGap) {
+    return { boundary: false, rule: 'seeds_bag', similarity: null, threshold: null };
+  }
+  const similarity = promptSimilarity(episode, prompt, settings);
+  const base = settings.mode === 'hybrid' ? settings.hybridThreshold : settings.boundaryThreshold;
+  const threshold = gapAdjustedThreshold(base, prompt.gapMs, prompt.timeoutMs, settings);
+  const boundary = similarity < threshold;
+  return { boundary, rule: boundary ? 'intent_shift' : 'similar', similarity, threshold };
+}
+
+/** Jaccard in keyword mode; in hybrid mode blended with the cosine to the episode centroid. */
+export function promptSimilarity(
+  episode: EpisodeIntent,
+  prompt: Pick<PromptSignal, 'keywords' | 'embedding'>,
+  settings: Pick<SegmenterSettings, 'mode' | 'hybridEmbeddingWeight'>,
+): number {
+  const keywordSimilarity = jaccard(prompt.keywords, episode.bag);
+  if (settings.mode !== 'hybrid' || !prompt.embedding || !episode.centroid) {
+    return keywordSimilarity;
+  }
+  const weight = settings.hybridEmbeddingWeight;
+  const semantic = Math.max(0, embeddingCosine(prompt.embedding, episode.centroid) ?? 0);
+  return (1 - weight) * keywordSimilarity + weight * semantic;
+}

@@ -1,0 +1,95 @@
+/** How a prompt is compared with its episode (SPEC §4.2). */
+export type SegmentationMode = 'keyword' | 'hybrid';
+
+export interface SegmenterSettings {
+  mode: SegmentationMode;
+  /** Below this similarity a (non-terse) user prompt opens a new episode (seed 000: 0.3). */
+  boundaryThreshold: number;
+  /** Prompts with fewer words are continuations ("yes", "ok push", "5,6"; seed 000: 5). */
+  tersePromptWords: number;
+  /**
+   * Prompts with fewer intent keywords than this are continuations too (0 turns the rule off).
+   * Beyond the seed, for the seed's own reason: a bag of one to three keywords is "near-empty —
+   * Jaccard is undefined or noisy" (a single shared word moves it by a third or more). Chosen on
+   * the segmentation benchmark (test/bench/segmentation).
+   */
+  minIntentKeywords: number;
+  /**
+   * A gap longer than the thread timeout raises the threshold (a boundary becomes more likely):
+   * `threshold = base + maxGapRaise · min(1, log2(gap / timeout) / log2(gapSaturationMs / timeout))`
+   * for gap > timeout. With the defaults: 1 h → +0.075, 2 h → +0.15, 4 h → +0.225, ≥ 8 h → +0.3.
+   */
+  maxGapRaise: number;
+  gapSaturationMs: number;
+  /** An episode closes after this many user prompts (seed: 50) … */
+  maxUserPrompts: number;
+  /** … or when it has lasted this long (seed: 24 h). */
+  maxEpisodeMs: number;
+  /** Implicit channels: a gap longer than this opens a new thread (seed 004: 30 min). */
+  inactivityTimeoutMinutes: number;
+  /** Per-channel overrides of the timeout (e.g. `{ sms: 240 }`), then per-tenant ones. */
+  inactivityTimeoutByChannel: Readonly<Record<string, number>>;
+  inactivityTimeoutByTenant: Readonly<Record<string, number>>;
+  /** hybrid mode: weight of the embedding cosine against Jaccard in the blended similarity. */
+  hybridEmbeddingWeight: number;
+  /** hybrid mode's boundary threshold on the blended similarity. */
+  hybridThreshold: number;
+  /** Chaining (seed 003): parent candidates closed within this window … */
+  chainWindowMs: number;
+  /** … whose topic similarity exceeds this. */
+  chainMinSimilarity: number;
+  /** Longest accepted prompt text (longer ones are dead-lettered). */
+  maxPromptChars: number;
+}
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+
+export const DEFAULT_SEGMENTER_SETTINGS: Readonly<SegmenterSettings> = Object.freeze({
+  mode: 'keyword',
+  boundaryThreshold: 0.3,
+  tersePromptWords: 5,
+  minIntentKeywords: 4,
+  maxGapRaise: 0.3,
+  gapSaturationMs: 8 * HOUR,
+  maxUserPrompts: 50,
+  maxEpisodeMs: 24 * HOUR,
+  inactivityTimeoutMinutes: 30,
+  inactivityTimeoutByChannel: {},
+  inactivityTimeoutByTenant: {},
+  hybridEmbeddingWeight: 0.5,
+  hybridThreshold: 0.3,
+  chainWindowMs: 48 * HOUR,
+  chainMinSimilarity: 0.85,
+  maxPromptChars: 100_000,
+});
+
+export function segmenterSettings(overrides: Partial<SegmenterSettings> = {}): SegmenterSettings {
+  return { ...DEFAULT_SEGMENTER_SETTINGS, ...overrides };
+}
+
+/** The inactivity timeout for a channel of a tenant: channel override, tenant override, default. */
+export function inactivityTimeoutMs(
+  settings: SegmenterSettings,
+  channel: string,
+  tenantId: string,
+): number {
+  const minutes =
+    settings.inactivityTimeoutByChannel[channel] ??
+    settings.inactivityTimeoutByTenant[tenantId] ??
+    settings.inactivityTimeoutMinutes;
+  return minutes * MINUTE;
+}
+
+/** The boundary threshold after a gap (see SegmenterSettings.maxGapRaise for the formula). */
+export function gapAdjustedThreshold(
+  base: number,
+  gapMs: number,
+  timeoutMs: number,
+  settings: Pick<SegmenterSettings, 'maxGapRaise' | 'gapSaturationMs'>,
+): number {
+  if (gapMs <= timeoutMs || timeoutMs <= 0) return base;
+  const span = Math.log2(settings.gapSaturationMs / timeoutMs);
+  const fraction = span > 0 ? Math.min(1, Math.log2(gapMs / timeoutMs) / span) : 1;
+  return base + settings.maxGapRaise * fraction;
+}

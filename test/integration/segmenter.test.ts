@@ -1,0 +1,130 @@
+import { EventPublisher } from '@engram/kafka';
+import { segmenterSettings } from '@engram/core';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it, inject } from 'vitest';
+import { prefixedTopics } from '../../apps/segmenter/src/segmenter.module';
+import {
+  ensureSegmenterTopics,
+  segmenterCodecs,
+  startSegmenter,
+} from '../../apps/segmenter/src/segmenter.runtime';
+import type { SegmenterTopics } from '../../apps/segmenter/src/segmenter.stage';
+import { readAllCommitted, testKafka, testRegistry } from './support/kafka-fixtures';
+import { recordedStream, type RecordedStream } from './support/recorded-sessions';
+import { uniqueName } from './support/unique';
+
+const ROOT = join(__dirname, '..', '..');
+const SESSIONS = 40;
+const PARTITIONS = 3;
+
+async function publishRecording(topics: SegmenterTopics, stream: RecordedStream): Promise<void> {
+  const kafka = testKafka();
+  await ensureSegmenterTopics(kafka, topics, PARTITIONS);
+  const publisher = new EventPublisher(kafka, testRegistry());
+  const codecs = segmenterCodecs(topics);
+  await publisher.connect();
+  try {
+    await publisher.publish(codecs.prompts, stream.prompts);
+    await publisher.publish(codecs.toolCalls, stream.toolCalls);
+    await publisher.publish(codecs.lifecycle, stream.lifecycle);
+  } finally {
+    await publisher.disconnect();
+  }
+}
+
+/** A boundary record by what it says (chaining parents depend on cross-partition timing). */
+async function boundaryLines(topics: SegmenterTopics, atLeast: number): Promise<string[]> {
+  const registry = testRegistry();
+  const messages = await readAllCommitted(testKafka(), topics.boundaries, atLeast);
+  const lines = await Promise.all(
+    messages.map(async (message) => {
+      const value = await registry.decode<Record<string, Record<string, unknown>>>(message.value);
+      const [[type, record]] = Object.entries(value);
+      const { parentEpisodeId: _ignored, ...rest } = record;
+      return `${type} ${JSON.stringify(rest)}`;
+    }),
+  );
+  return lines.sort();
+}
+
+describe('segmenter service on real Kafka', () => {
+  const stream = recordedStream(SESSIONS);
+  const settings = segmenterSettings();
+  let reference: string[] = [];
+
+  beforeAll(() => {
+    // The killed runs are separate processes running the compiled service.
+    execFileSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: 'inherit' });
+  });
+
+  it('should segment a recorded stream into opened/closed episodes and annotated episodes', async () => {
+    const prefix = `${uniqueName('it-seg-ref')}.`;
+    const topics = prefixedTopics(prefix);
+    await publishRecording(topics, stream);
+    const runtime = await startSegmenter({
+      brokers: inject('infra').kafkaBrokers,
+      registryUrl: inject('infra').registryUrl,
+      settings,
+      topics,
+      groupId: `${prefix}segmenter`,
+      partitions: PARTITIONS,
+      sweepIntervalMs: 500,
+      retry: { initialMs: 100, maxMs: 2_000 },
+    });
+    try {
+      // Every session opens at least one episode per task.
+      reference = await boundaryLines(topics, SESSIONS * 3);
+    } finally {
+      await runtime.stop();
+    }
+    const opened = reference.filter((line) => line.startsWith('engram.v1.EpisodeOpened'));
+    const closed = reference.filter((line) => line.startsWith('engram.v1.EpisodeClosed'));
+    expect(opened.length).toBeGreaterThanOrEqual(SESSIONS * 3);
+    expect(closed.filter((line) => line.includes('"reason":"session_end"'))).toHaveLength(
+      (SESSIONS * 4) / 5,
+    );
+    expect(closed.some((line) => line.includes('"reason":"intent_shift"'))).toBe(true);
+    expect(new Set(reference).size).toBe(reference.length);
+  });
+
+  it("should produce exactly the uninterrupted run's boundaries when SIGKILLed again and again", async () => {
+    expect(reference.length).toBeGreaterThan(0);
+    const prefix = `${uniqueName('it-seg-kill')}.`;
+    const topics = prefixedTopics(prefix);
+    await publishRecording(topics, stream);
+    const env = {
+      ...process.env,
+      ENGRAM_KAFKA_BROKERS: inject('infra').kafkaBrokers.join(','),
+      ENGRAM_SCHEMA_REGISTRY_URL: inject('infra').registryUrl,
+      ENGRAM_TOPIC_PREFIX: prefix,
+      ENGRAM_SEGMENTER_PARTITIONS: String(PARTITIONS),
+      ENGRAM_SEGMENTER_SWEEP_MS: '500',
+      ENGRAM_RETRY_INITIAL_MS: '100',
+      ENGRAM_RETRY_MAX_MS: '2000',
+    };
+    const start = (): ChildProcess =>
+      spawn(process.execPath, [join(ROOT, 'dist/apps/segmenter/src/main.js')], {
+        env,
+        stdio: 'ignore',
+      });
+    const kills: number[] = [];
+    for (let round = 0; round < 4; round += 1) {
+      const child = start();
+      const lifetime = 3_000 + Math.floor(Math.random() * 4_000);
+      kills.push(lifetime);
+      await new Promise((resolve) => setTimeout(resolve, lifetime));
+      child.kill('SIGKILL');
+      await new Promise((resolve) => child.once('exit', resolve));
+    }
+    const last = start();
+    try {
+      const lines = await boundaryLines(topics, reference.length);
+      expect(lines).toEqual(reference);
+    } finally {
+      last.kill('SIGTERM');
+      await new Promise((resolve) => last.once('exit', resolve));
+    }
+    console.log(`[segmenter] killed after ${kills.join(', ')} ms; ${reference.length} boundaries`);
+  });
+});
