@@ -5,7 +5,17 @@ import vitest from '@vitest/eslint-plugin';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '**/*.mjs', '**/*.mts', 'bin/**'] },
+  {
+    ignores: [
+      'dist/**',
+      'node_modules/**',
+      'coverage/**',
+      '.cache/**',
+      '**/*.mjs',
+      '**/*.mts',
+      'bin/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -18,12 +28,19 @@ export default tseslint.config(
       '@typescript-eslint/await-thenable': 'error',
       '@typescript-eslint/require-await': 'error',
       '@typescript-eslint/switch-exhaustiveness-check': 'error',
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
+      ],
       eqeqeq: ['error', 'always'],
       curly: ['error', 'multi-line'],
       'no-restricted-properties': [
         'error',
-        { object: 'process', property: 'env', message: 'Read configuration through @engram/config.' },
+        {
+          object: 'process',
+          property: 'env',
+          message: 'Read configuration through @engram/config.',
+        },
       ],
     },
   },

@@ -18,7 +18,11 @@ export const sharedConfig: UserConfig = {
       jsc: {
         target: 'es2022',
         parser: { syntax: 'typescript', decorators: true },
-        transform: { legacyDecorator: true, decoratorMetadata: true, useDefineForClassFields: false },
+        transform: {
+          legacyDecorator: true,
+          decoratorMetadata: true,
+          useDefineForClassFields: false,
+        },
         keepClassNames: true,
       },
     }),

@@ -1,5 +1,4 @@
-import { type SegmenterSettings } from '@engram/core';
-const redactSecrets = (text: string) => ({ text }); // TEMP until libs/core redaction lands
+import { redactSecrets, type SegmenterSettings } from '@engram/core';
 import {
   AvroRegistry,
   contractCodec,

@@ -89,7 +89,11 @@ export interface InputPositions {
 /** Redacts secrets from text before it is kept or published (SPEC §11). */
 export type Redactor = (text: string) => string;
 
+// The evidence kept for annotation is bounded, so one session's changelog record stays far below
+// the broker's 1 MB record limit whatever the agent does.
 const MAX_ERROR_CHARS = 500;
+const MAX_PROMPT_CHARS = 2_000;
+const MAX_TOOL_CALLS = 1_000;
 
 /**
  * The segmenter as an exactly-once stage (SPEC §4.5). Prompts move boundaries, tool calls and
@@ -276,7 +280,7 @@ export class SegmenterStage {
       eventId: prompt.eventId,
       promptId: prompt.promptId,
       source: prompt.source,
-      text: prompt.text,
+      text: prompt.text.slice(0, MAX_PROMPT_CHARS),
       timestamp: prompt.timestamp,
       agentId: prompt.agentId,
       userId: prompt.userId,
@@ -307,6 +311,7 @@ export class SegmenterStage {
       userId: call.userId,
       mcp: call.mcp,
     });
+    if (evidence.toolCalls.length > MAX_TOOL_CALLS) evidence.toolCalls.shift();
   }
 
   private onLifecycle(item: Delivered<LifecycleEvent>, ends: Map<number, InputOffsets>): void {

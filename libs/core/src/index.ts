@@ -2,3 +2,4 @@ export * from './errors/engram-error';
 export * from './math/vectors';
 export * from './reliability/retry-policy';
 export * from './segmentation';
+export * from './redaction';

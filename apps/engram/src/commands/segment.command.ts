@@ -5,6 +5,7 @@ import {
   StreamSegmenter,
   type PromptDecision,
   type SegmentationMode,
+  type SegmenterSettings,
 } from '@engram/core';
 import { Option, type Command } from 'commander';
 import { createInterface } from 'node:readline';
@@ -16,6 +17,8 @@ export type EmbedBatch = (texts: readonly string[]) => Promise<readonly (readonl
 
 export interface SegmentRunOptions {
   mode: SegmentationMode;
+  /** Overrides of the segmenter settings (tuning runs); defaults are the service's. */
+  overrides?: Partial<SegmenterSettings>;
   input: Readable;
   output: Writable;
   errors: Writable;
@@ -57,7 +60,9 @@ export async function runSegment(options: SegmentRunOptions): Promise<SegmentRun
   if (options.mode === 'hybrid' && !options.embed) {
     throw new Error('hybrid mode needs an embedder');
   }
-  const segmenter = new StreamSegmenter({ settings: segmenterSettings({ mode: options.mode }) });
+  const segmenter = new StreamSegmenter({
+    settings: segmenterSettings({ ...options.overrides, mode: options.mode }),
+  });
   const summary: SegmentRunSummary = { prompts: 0, rejected: 0, boundaries: 0 };
   const batchSize = options.mode === 'hybrid' ? (options.batchSize ?? 32) : 1;
   let batch: Array<{ line: number; prompt: PromptSubmitted }> = [];
@@ -122,19 +127,34 @@ export function registerSegmentCommand(
         .choices(['keyword', 'hybrid'])
         .default('keyword'),
     )
-    .action(async (options: { mode: SegmentationMode }) => {
-      const summary = await runSegment({
-        mode: options.mode,
-        input: process.stdin,
-        output: process.stdout,
-        errors: process.stderr,
-        embed: await embedderFor(options.mode),
-      });
-      if (summary.rejected > 0) {
-        process.stderr.write(
-          `${summary.rejected} line(s) rejected; ${summary.prompts} prompt(s) segmented\n`,
-        );
-        process.exitCode = 3;
-      }
-    });
+    .option('--threshold <n>', 'boundary threshold on the similarity (default 0.3)', parseFloat)
+    .option(
+      '--min-keywords <n>',
+      'prompts with fewer intent keywords continue the episode (default 4)',
+      (v) => Number.parseInt(v, 10),
+    )
+    .action(
+      async (options: { mode: SegmentationMode; threshold?: number; minKeywords?: number }) => {
+        const overrides: Partial<SegmenterSettings> = {};
+        if (options.threshold !== undefined) {
+          overrides.boundaryThreshold = options.threshold;
+          overrides.hybridThreshold = options.threshold;
+        }
+        if (options.minKeywords !== undefined) overrides.minIntentKeywords = options.minKeywords;
+        const summary = await runSegment({
+          mode: options.mode,
+          overrides,
+          input: process.stdin,
+          output: process.stdout,
+          errors: process.stderr,
+          embed: await embedderFor(options.mode),
+        });
+        if (summary.rejected > 0) {
+          process.stderr.write(
+            `${summary.rejected} line(s) rejected; ${summary.prompts} prompt(s) segmented\n`,
+          );
+          process.exitCode = 3;
+        }
+      },
+    );
 }

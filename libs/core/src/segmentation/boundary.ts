@@ -1,4 +1,4 @@
-import { jaccard, wordCount } from './intent-keywords';
+import { intentKeywords, jaccardOfUnique, wordCount } from './intent-keywords';
 import { gapAdjustedThreshold, type SegmenterSettings } from './segmenter-settings';
 import { embeddingCosine } from './topic-similarity';
 
@@ -11,7 +11,8 @@ export interface EpisodeIntent {
 
 export interface PromptSignal {
   text: string;
-  keywords: readonly string[];
+  /** The prompt's intent keywords; computed here when absent (terse prompts never need them). */
+  keywords?: readonly string[];
   /** Time since the thread's previous prompt. */
   gapMs: number;
   /** The thread timeout the gap is measured against. */
@@ -28,6 +29,8 @@ export type BoundaryRule = 'terse' | 'low_signal' | 'seeds_bag' | 'similar' | 'i
 
 export interface BoundaryVerdict {
   boundary: boolean;
+  /** The prompt's keywords (empty for a terse prompt, whose words are never looked at). */
+  keywords: readonly string[];
   rule: BoundaryRule;
   /** Null when the rule did not compare. */
   similarity: number | null;
@@ -48,28 +51,34 @@ export function decideBoundary(
 ): BoundaryVerdict {
   const afterLongGap = prompt.gapMs > prompt.timeoutMs;
   if (!afterLongGap && wordCount(prompt.text) < settings.tersePromptWords) {
-    return { boundary: false, rule: 'terse', similarity: null, threshold: null };
+    return { boundary: false, keywords: [], rule: 'terse', similarity: null, threshold: null };
   }
-  if (!afterLongGap && prompt.keywords.length < settings.minIntentKeywords) {
-    return { boundary: false, rule: 'low_signal', similarity: null, threshold: null };
+  const keywords = prompt.keywords ?? intentKeywords(prompt.text);
+  const continuation = (rule: BoundaryRule): BoundaryVerdict => ({
+    boundary: false,
+    keywords,
+    rule,
+    similarity: null,
+    threshold: null,
+  });
+  if (!afterLongGap && keywords.length < settings.minIntentKeywords) {
+    return continuation('low_signal');
   }
-  if (episode.bag.length === 0 && !afterLongGap) {
-    return { boundary: false, rule: 'seeds_bag', similarity: null, threshold: null };
-  }
-  const similarity = promptSimilarity(episode, prompt, settings);
+  if (episode.bag.length === 0 && !afterLongGap) return continuation('seeds_bag');
+  const similarity = promptSimilarity(episode, { keywords, embedding: prompt.embedding }, settings);
   const base = settings.mode === 'hybrid' ? settings.hybridThreshold : settings.boundaryThreshold;
   const threshold = gapAdjustedThreshold(base, prompt.gapMs, prompt.timeoutMs, settings);
   const boundary = similarity < threshold;
-  return { boundary, rule: boundary ? 'intent_shift' : 'similar', similarity, threshold };
+  return { boundary, keywords, rule: boundary ? 'intent_shift' : 'similar', similarity, threshold };
 }
 
 /** Jaccard in keyword mode; in hybrid mode blended with the cosine to the episode centroid. */
 export function promptSimilarity(
   episode: EpisodeIntent,
-  prompt: Pick<PromptSignal, 'keywords' | 'embedding'>,
+  prompt: { keywords: readonly string[]; embedding: readonly number[] | null },
   settings: Pick<SegmenterSettings, 'mode' | 'hybridEmbeddingWeight'>,
 ): number {
-  const keywordSimilarity = jaccard(prompt.keywords, episode.bag);
+  const keywordSimilarity = jaccardOfUnique(prompt.keywords, episode.bag);
   if (settings.mode !== 'hybrid' || !prompt.embedding || !episode.centroid) {
     return keywordSimilarity;
   }

@@ -109,38 +109,46 @@ const WORD_PATTERN = /[a-z0-9]+/g;
  */
 export function intentKeywords(text: string): string[] {
   const keywords = new Set<string>();
-  const add = (word: string): void => {
-    if (word.length < MIN_TOKEN_LENGTH || STOP_WORDS.has(word) || /^\d+$/.test(word)) return;
-    const stemmed = cachedStem(word);
-    if (stemmed.length >= MIN_TOKEN_LENGTH && !STOP_WORDS.has(stemmed)) keywords.add(stemmed);
-  };
-  // Token by token (linear time): a token with a slash or a file name is a path; its base name
-  // ("refresh.ts") names one file exactly and is kept whole, its parts only name topics.
   for (const token of text.split(/\s+/)) {
-    const bare = token.replace(EDGE_PUNCTUATION, '');
-    if (bare.includes('/') || FILE_NAME.test(bare)) {
-      const baseName = (bare.split('/').pop() ?? '').toLowerCase();
-      if (FILE_NAME.test(baseName)) keywords.add(baseName);
-    }
-    for (const word of splitIdentifiers(bare).toLowerCase().match(WORD_PATTERN) ?? []) add(word);
+    if (token === '') continue;
+    for (const keyword of tokenKeywords(token)) keywords.add(keyword);
   }
   return [...keywords];
 }
 
-// Stemming dominates the cost of keyword extraction (profiled: Porter2's regexes), and a
-// developer's vocabulary is small and repetitive, so stems are memoised. Bounded: the cache is
-// dropped when full, which keeps memory flat on any input.
-const STEM_CACHE_LIMIT = 50_000;
-const stemCache = new Map<string, string>();
+// A developer's vocabulary is small and repetitive: the keywords of a whitespace token are
+// memoised (bounded: dropped when full, so memory stays flat on any input). Profiling showed
+// identifier splitting and Porter2's regexes dominating the segmenter's cost before this.
+const TOKEN_CACHE_LIMIT = 100_000;
+const tokenCache = new Map<string, readonly string[]>();
 
-function cachedStem(word: string): string {
-  let stemmed = stemCache.get(word);
-  if (stemmed === undefined) {
-    if (stemCache.size >= STEM_CACHE_LIMIT) stemCache.clear();
-    stemmed = stem(word);
-    stemCache.set(word, stemmed);
+function tokenKeywords(token: string): readonly string[] {
+  let keywords = tokenCache.get(token);
+  if (keywords === undefined) {
+    if (tokenCache.size >= TOKEN_CACHE_LIMIT) tokenCache.clear();
+    keywords = computeTokenKeywords(token);
+    tokenCache.set(token, keywords);
   }
-  return stemmed;
+  return keywords;
+}
+
+/**
+ * One whitespace token's keywords. A token with a slash or a file name is a path: its base name
+ * ("refresh.ts") names one file exactly and is kept whole, its parts only name topics.
+ */
+function computeTokenKeywords(token: string): string[] {
+  const keywords: string[] = [];
+  const bare = token.replace(EDGE_PUNCTUATION, '');
+  if (bare.includes('/') || FILE_NAME.test(bare)) {
+    const baseName = (bare.split('/').pop() ?? '').toLowerCase();
+    if (FILE_NAME.test(baseName)) keywords.push(baseName);
+  }
+  for (const word of splitIdentifiers(bare).toLowerCase().match(WORD_PATTERN) ?? []) {
+    if (word.length < MIN_TOKEN_LENGTH || STOP_WORDS.has(word) || /^\d+$/.test(word)) continue;
+    const stemmed = stem(word);
+    if (stemmed.length >= MIN_TOKEN_LENGTH && !STOP_WORDS.has(stemmed)) keywords.push(stemmed);
+  }
+  return keywords;
 }
 
 /** "parseHTTPResponse_body" → "parse HTTP Response body". */
@@ -161,8 +169,33 @@ export function jaccard(a: Iterable<string>, b: Iterable<string>): number {
   return shared / (left.size + right.size - shared);
 }
 
+/**
+ * jaccard() of two arrays already free of duplicates (keyword sets, episode bags), without
+ * building Sets: the boundary decision runs it for every prompt.
+ */
+export function jaccardOfUnique(a: readonly string[], b: readonly string[]): number {
+  if (a.length === 0 && b.length === 0) return 0;
+  const [small, large] = a.length <= b.length ? [a, b] : [b, a];
+  let shared = 0;
+  if (large.length <= 64) {
+    for (const item of small) if (large.includes(item)) shared += 1;
+  } else {
+    const lookup = new Set(large);
+    for (const item of small) if (lookup.has(item)) shared += 1;
+  }
+  return shared / (a.length + b.length - shared);
+}
+
 /** Whitespace-separated words: the seed's terse-prompt rule counts these. */
 export function wordCount(text: string): number {
-  const trimmed = text.trim();
-  return trimmed === '' ? 0 : trimmed.split(/\s+/).length;
+  // A scan, not split(): it runs on every prompt and allocates nothing.
+  let words = 0;
+  let inWord = false;
+  for (let i = 0; i < text.length; i += 1) {
+    const code = text.charCodeAt(i);
+    const space = code === 32 || (code >= 9 && code <= 13) || code === 160;
+    if (!space && !inWord) words += 1;
+    inWord = !space;
+  }
+  return words;
 }

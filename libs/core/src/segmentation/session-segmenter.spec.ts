@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { v5 as uuidv5 } from 'uuid';
 import { InvalidEventError } from '../errors/engram-error';
 import { gapAdjustedThreshold, segmenterSettings } from './segmenter-settings';
 import {
   closeIdle,
   endSession,
+  ENGRAM_ID_NAMESPACE,
   episodeIdOf,
   segmentPrompt,
   type PromptDecision,
@@ -180,7 +182,7 @@ describe('segmentPrompt — seed 000 boundary rules', () => {
       episodeId: episodeIdOf('session-1', 1),
       rule: 'first',
     });
-    expect(episodeIdOf('session-1', 1)).toMatch(/^[0-9a-f-]{36}$/);
+    expect(episodeIdOf('session-1', 1)).toBe(uuidv5('session-1:1', ENGRAM_ID_NAMESPACE));
     expect(outputs.map((o) => o.kind)).toEqual(['opened']);
     const end = endSession(state, T0 + HOUR);
     expect(end.outputs).toMatchObject([{ kind: 'closed', reason: 'session_end' }]);

@@ -1,4 +1,4 @@
-import { v5 as uuidv5 } from 'uuid';
+import { createHash } from 'node:crypto';
 import { InvalidEventError } from '../errors/engram-error';
 import { decideBoundary, type BoundaryRule } from './boundary';
 import { intentKeywords } from './intent-keywords';
@@ -162,11 +162,25 @@ export const ENGRAM_ID_NAMESPACE = '6d1f0a8e-3c55-5b1e-9a57-0e4f1f5b2c10';
 const RECENT_EVENT_IDS = 256;
 
 export function episodeIdOf(sessionId: string, firstPromptId: number): string {
-  return uuidv5(`${sessionId}:${firstPromptId}`, ENGRAM_ID_NAMESPACE);
+  return uuidV5(`${sessionId}:${firstPromptId}`);
 }
 
 export function implicitThreadIdOf(sessionId: string, firstPromptId: number): string {
-  return uuidv5(`${sessionId}:thread:${firstPromptId}`, ENGRAM_ID_NAMESPACE);
+  return uuidV5(`${sessionId}:thread:${firstPromptId}`);
+}
+
+const NAMESPACE_BYTES = Buffer.from(ENGRAM_ID_NAMESPACE.replace(/-/g, ''), 'hex');
+
+/**
+ * RFC 4122 version-5 uuid of `name` in Engram's namespace (the `uuid` package's v5, without
+ * re-parsing the namespace on every call: id generation was a tenth of the segmenter's time).
+ */
+export function uuidV5(name: string): string {
+  const hash = createHash('sha1').update(NAMESPACE_BYTES).update(name, 'utf8').digest();
+  hash[6] = (hash[6] & 0x0f) | 0x50;
+  hash[8] = (hash[8] & 0x3f) | 0x80;
+  const hex = hash.toString('hex', 0, 16);
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
 }
 
 export function newSessionState(
@@ -197,7 +211,10 @@ export function segmentPrompt(
   context: StepContext,
 ): PromptStepResult {
   const state = existing ?? newSessionState(prompt);
-  if (state.recentEventIds.includes(prompt.eventId)) {
+  // promptIds increase within a session, so only a prompt at or below the last one can be a
+  // redelivery; the common path never scans the recent ids.
+  const behind = state.lastPromptId !== null && prompt.promptId <= state.lastPromptId;
+  if (behind && state.recentEventIds.includes(prompt.eventId)) {
     return { state, outputs: [], decision: duplicateDecision(prompt, state) };
   }
   checkPlaceable(state, prompt, context.settings);
@@ -381,13 +398,11 @@ function continueOrSplit(
     openEpisode(state, prompt, context, limit, null, null, outputs);
     return openedDecision(state, prompt, 'limit', limit);
   }
-  const keywords = intentKeywords(prompt.text);
   const embedding = context.embedding ?? null;
   const verdict = decideBoundary(
     { bag: episode.bag, centroid: episode.centroidSum },
     {
       text: prompt.text,
-      keywords,
       gapMs: prompt.timestamp - state.thread!.lastActivityAt,
       timeoutMs: threadTimeout(state, state.thread!, settings),
       embedding,
@@ -411,6 +426,7 @@ function continueOrSplit(
       verdict.similarity,
       verdict.threshold,
       outputs,
+      verdict.keywords,
     );
     return {
       ...openedDecision(state, prompt, verdict.rule, 'intent_shift'),
@@ -418,12 +434,7 @@ function continueOrSplit(
       threshold: verdict.threshold,
     };
   }
-  addPrompt(
-    episode,
-    prompt,
-    verdict.rule === 'terse' ? [] : keywords,
-    verdict.rule === 'terse' ? null : embedding,
-  );
+  addPrompt(episode, prompt, verdict.keywords, verdict.rule === 'terse' ? null : embedding);
   return {
     eventId: prompt.eventId,
     sessionId: prompt.sessionId,
@@ -449,9 +460,7 @@ function addPrompt(
   episode.lastActivityAt = prompt.timestamp;
   episode.sourceEventIds.push(prompt.eventId);
   if (keywords.length > 0) {
-    const bag = new Set(episode.bag);
-    for (const keyword of keywords) bag.add(keyword);
-    episode.bag = [...bag];
+    for (const keyword of keywords) if (!episode.bag.includes(keyword)) episode.bag.push(keyword);
     if (episode.intent === null) episode.intent = prompt.text;
   }
   if (embedding) {
@@ -470,8 +479,8 @@ function openEpisode(
   similarity: number | null,
   threshold: number | null,
   outputs: SegmenterOutput[],
+  keywords: readonly string[] = intentKeywords(prompt.text),
 ): void {
-  const keywords = intentKeywords(prompt.text);
   const episodeId = episodeIdOf(prompt.sessionId, prompt.promptId);
   const embedding = context.embedding ?? null;
   const parentEpisodeId =

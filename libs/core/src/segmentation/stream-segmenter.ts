@@ -56,10 +56,9 @@ export class StreamSegmenter {
     });
     if (result.decision.rule !== 'duplicate') this.put(result.state);
     this.clock = Math.max(this.clock, prompt.timestamp);
-    const outputs = [...result.outputs];
     this.sinceSweep += 1;
-    if (this.sinceSweep >= (this.options.sweepEvery ?? 10_000)) outputs.push(...this.sweep());
-    return { decision: result.decision, outputs };
+    if (this.sinceSweep < (this.options.sweepEvery ?? 10_000)) return result;
+    return { decision: result.decision, outputs: [...result.outputs, ...this.sweep()] };
   }
 
   /** SessionEnded: closes the session's episode and forgets the session. */

@@ -1,0 +1,144 @@
+import type { EngramConfig } from '@engram/config';
+import type { Typed } from '@engram/contracts';
+import { segmenterSettings, type SegmenterPrompt } from '@engram/core';
+import { AvroRegistry, createKafka, EventPublisher } from '@engram/kafka';
+import { randomUUID } from 'node:crypto';
+import { cpus } from 'node:os';
+import { prefixedTopics } from '../../../segmenter/src/segmenter.module';
+import {
+  ensureSegmenterTopics,
+  segmenterCodecs,
+  startSegmenter,
+} from '../../../segmenter/src/segmenter.runtime';
+
+export interface SegmentEndToEndBench {
+  benchmark: 'segment-e2e';
+  events: number;
+  prompts: number;
+  toolCalls: number;
+  partitions: number;
+  publishPerSecond: number;
+  eventsPerSecond: number;
+  seconds: number;
+  maxLag: number;
+  lagSamples: number[];
+  cores: number;
+}
+
+function toolCallFor(prompt: SegmenterPrompt, step: number): Typed<'ToolCallObserved'> {
+  return {
+    type: 'ToolCallObserved',
+    eventId: randomUUID(),
+    tenantId: prompt.tenantId,
+    projectId: prompt.projectId,
+    sessionId: prompt.sessionId,
+    agentId: prompt.agentId,
+    userId: prompt.userId,
+    timestamp: prompt.timestamp + 1_000 * (step + 1),
+    schemaVersion: 1,
+    promptId: prompt.promptId,
+    stepIndex: step,
+    toolName: step === 0 ? 'Read' : 'Edit',
+    filePaths: [`src/module-${prompt.promptId % 7}/file.ts`],
+    command: null,
+    argsJson: '{}',
+    outcome: 'ok',
+    errorMessage: null,
+    durationMs: 40,
+    tokensUsed: null,
+    mcp: false,
+  };
+}
+
+/**
+ * Events/s through the real pipeline: prompts and tool calls published in Avro through the
+ * Schema Registry, then the segmenter service (exactly-once, changelog) started on them; the
+ * clock runs from start until the group's committed offsets reach the end of every input.
+ */
+export async function benchSegmentEndToEnd(
+  config: EngramConfig,
+  prompts: SegmenterPrompt[],
+  partitions = 3,
+): Promise<SegmentEndToEndBench> {
+  const prefix = `bench-${Date.now().toString(36)}.`;
+  const topics = prefixedTopics(prefix);
+  const groupId = `${prefix}segmenter`;
+  const registry = new AvroRegistry(config.schemaRegistry.url);
+  const codecs = segmenterCodecs(topics);
+  const runtimeOptions = {
+    brokers: config.kafka.brokers,
+    registryUrl: config.schemaRegistry.url,
+    settings: segmenterSettings(),
+    topics,
+    groupId,
+    partitions,
+    sweepIntervalMs: 5_000,
+  };
+  const promptEvents = prompts.map((p) => ({
+    type: 'PromptSubmitted' as const,
+    ...p,
+    schemaVersion: 1,
+    methodology: null,
+    methodologyPhase: null,
+    workUnitRef: null,
+  }));
+  const toolCalls = prompts.flatMap((p) => [toolCallFor(p, 0), toolCallFor(p, 1)]);
+
+  const kafka = createKafka({ brokers: config.kafka.brokers, clientId: `${prefix}bench` });
+  await ensureSegmenterTopics(kafka, topics, partitions);
+  const publisher = new EventPublisher(kafka, registry);
+  await publisher.connect();
+  const publishStart = process.hrtime.bigint();
+  for (let i = 0; i < promptEvents.length; i += 2_000) {
+    await publisher.publish(codecs.prompts, promptEvents.slice(i, i + 2_000));
+  }
+  for (let i = 0; i < toolCalls.length; i += 2_000) {
+    await publisher.publish(codecs.toolCalls, toolCalls.slice(i, i + 2_000));
+  }
+  const publishSeconds = Number(process.hrtime.bigint() - publishStart) / 1e9;
+  await publisher.disconnect();
+  const events = promptEvents.length + toolCalls.length;
+
+  const admin = kafka.admin();
+  await admin.connect();
+  const lag = async (): Promise<number> => {
+    let total = 0;
+    for (const topic of [topics.prompts, topics.toolCalls]) {
+      const ends = await admin.fetchTopicOffsets(topic);
+      const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
+      for (const end of ends) {
+        const done = committed?.partitions.find((p) => p.partition === end.partition)?.offset;
+        total += Number(end.high) - Math.max(0, Number(done ?? 0));
+      }
+    }
+    return total;
+  };
+  const started = process.hrtime.bigint();
+  const runtime = await startSegmenter(runtimeOptions);
+  const lagSamples: number[] = [];
+  try {
+    for (;;) {
+      const current = await lag();
+      lagSamples.push(current);
+      if (current <= 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  } finally {
+    await runtime.stop();
+    await admin.disconnect();
+  }
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  return {
+    benchmark: 'segment-e2e',
+    events,
+    prompts: promptEvents.length,
+    toolCalls: toolCalls.length,
+    partitions,
+    publishPerSecond: Math.round(events / publishSeconds),
+    eventsPerSecond: Math.round(events / seconds),
+    seconds: Number(seconds.toFixed(2)),
+    maxLag: Math.max(...lagSamples),
+    lagSamples: lagSamples.filter((_, i) => i % Math.ceil(lagSamples.length / 10) === 0),
+    cores: cpus().length,
+  };
+}

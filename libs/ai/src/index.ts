@@ -1,0 +1,16 @@
+export * from './create-embedder';
+export * from './embedder';
+export * from './errors';
+export * from './measure-embedder';
+export {
+  defaultModelsDir,
+  MINILM_ARTIFACT,
+  MINILM_DIMS,
+  MINILM_ID,
+  MINILM_MAX_TOKENS,
+  miniLmModelDir,
+  MODELS_SETUP_COMMAND,
+} from './minilm-artifact';
+export * from './onnx-minilm-embedder';
+export * from './openai-compatible-embedder';
+export { parseEmbeddingsReply } from './openai-wire';

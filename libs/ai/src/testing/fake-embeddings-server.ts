@@ -1,0 +1,175 @@
+import { once } from 'node:events';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * An in-process OpenAI-compatible embeddings server on loopback for tests: it speaks the real wire
+ * format (POST /v1/embeddings, `{ model, input }` in, `{ object: 'list', data: [{ object:
+ * 'embedding', embedding, index }], model, usage }` out, OpenAI-style `{ error }` bodies) and
+ * returns `data` in reverse order, so clients must order by `index` as the API says.
+ */
+export interface FakeEmbeddingsServer {
+  /** Root to configure as `baseUrl`, e.g. `http://127.0.0.1:PORT/v1`. */
+  baseUrl: string;
+  /** Every request received, parsed. */
+  requests: ReceivedRequest[];
+  /** Queue one behaviour per upcoming request, before the normal replies resume. */
+  next(...behaviours: Behaviour[]): void;
+  close(): Promise<void>;
+}
+
+export interface ReceivedRequest {
+  path: string;
+  authorization: string | undefined;
+  contentType: string | undefined;
+  body: unknown;
+}
+
+export type Behaviour =
+  | { kind: 'status'; status: number; body?: unknown; headers?: Record<string, string> }
+  | { kind: 'drop' }
+  | { kind: 'delay'; ms: number }
+  | { kind: 'dims'; dims: number }
+  | { kind: 'raw'; body: string };
+
+export interface FakeServerOptions {
+  model: string;
+  dims: number;
+  /** When set, requests without `Authorization: Bearer <apiKey>` get a 401 as from OpenAI. */
+  apiKey?: string;
+}
+
+export async function startFakeEmbeddingsServer(
+  options: FakeServerOptions,
+): Promise<FakeEmbeddingsServer> {
+  const requests: ReceivedRequest[] = [];
+  const queue: Behaviour[] = [];
+  const server = createServer((req, res) => {
+    void handle(req, res, options, requests, queue.shift());
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  return {
+    baseUrl: `http://127.0.0.1:${port}/v1`,
+    requests,
+    next: (...behaviours) => queue.push(...behaviours),
+    close: async () => {
+      server.closeAllConnections();
+      server.close();
+      await once(server, 'close');
+    },
+  };
+}
+
+/** A deterministic, deliberately not normalised vector for a text: a hashed character histogram. */
+export function fakeEmbedding(text: string, dims: number): number[] {
+  const vector = new Array<number>(dims).fill(0);
+  vector[0] = 1;
+  for (let i = 0; i < text.length; i += 1) vector[(text.charCodeAt(i) * 31 + i) % dims] += 1;
+  return vector;
+}
+
+async function handle(
+  req: IncomingMessage,
+  res: ServerResponse,
+  options: FakeServerOptions,
+  requests: ReceivedRequest[],
+  behaviour: Behaviour | undefined,
+): Promise<void> {
+  const body = await readJson(req);
+  requests.push({
+    path: req.url ?? '',
+    authorization: req.headers.authorization,
+    contentType: req.headers['content-type'],
+    body,
+  });
+  switch (behaviour?.kind) {
+    case 'drop':
+      req.socket.destroy();
+      return;
+    case 'status':
+      return send(res, behaviour.status, behaviour.body ?? {}, behaviour.headers);
+    case 'raw':
+      res.writeHead(200, { 'content-type': 'application/json' }).end(behaviour.body);
+      return;
+    case 'delay':
+      await new Promise((resolve) => setTimeout(resolve, behaviour.ms));
+      return reply(req, res, body, options);
+    case 'dims':
+      return reply(req, res, body, { ...options, dims: behaviour.dims });
+    case undefined:
+      return reply(req, res, body, options);
+  }
+}
+
+function reply(
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: unknown,
+  options: FakeServerOptions,
+): void {
+  if (req.method !== 'POST' || req.url !== '/v1/embeddings') {
+    return send(
+      res,
+      404,
+      openAiError(`Unknown request URL: ${req.method} ${req.url}`, 'invalid_request_error'),
+    );
+  }
+  if (options.apiKey !== undefined && req.headers.authorization !== `Bearer ${options.apiKey}`) {
+    return send(res, 401, openAiError('Incorrect API key provided.', 'invalid_request_error'));
+  }
+  const request = body as { model?: unknown; input?: unknown } | undefined;
+  if (request?.model !== options.model) {
+    return send(
+      res,
+      404,
+      openAiError(`The model '${String(request?.model)}' does not exist`, 'invalid_request_error'),
+    );
+  }
+  const input = typeof request.input === 'string' ? [request.input] : request.input;
+  if (
+    !Array.isArray(input) ||
+    input.length === 0 ||
+    !input.every((text) => typeof text === 'string' && text.length > 0)
+  ) {
+    return send(res, 400, openAiError("'$.input' is invalid.", 'invalid_request_error'));
+  }
+  const data = (input as string[]).map((text, index) => ({
+    object: 'embedding',
+    index,
+    embedding: fakeEmbedding(text, options.dims),
+  }));
+  const tokens = (input as string[]).reduce((sum, text) => sum + text.split(/\s+/).length, 0);
+  send(res, 200, {
+    object: 'list',
+    data: data.reverse(),
+    model: options.model,
+    usage: { prompt_tokens: tokens, total_tokens: tokens },
+  });
+}
+
+function openAiError(message: string, type: string): unknown {
+  return { error: { message, type, param: null, code: null } };
+}
+
+function send(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  res
+    .writeHead(status, { 'content-type': 'application/json', ...headers })
+    .end(JSON.stringify(body));
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
+  } catch {
+    return undefined;
+  }
+}
