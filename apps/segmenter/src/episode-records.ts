@@ -5,12 +5,11 @@ import {
   type EventEnvelope,
 } from '@engram/contracts';
 import {
-  ENGRAM_ID_NAMESPACE,
+  uuidV5,
   type EpisodeAnnotation,
   type EpisodeSnapshot,
   type SegmenterOutput,
 } from '@engram/core';
-import { v5 as uuidv5 } from 'uuid';
 
 /** The agentId of records the segmenter derives (SPEC §3: the Engram service). */
 export const SEGMENTER_AGENT_ID = 'engram-segmenter';
@@ -20,7 +19,7 @@ export const SEGMENTER_AGENT_ID = 'engram-segmenter';
  * same eventId, so a downstream consumer can drop a duplicate by id.
  */
 function derivedEventId(kind: string, episodeId: string, at: number): string {
-  return uuidv5(`${kind}:${episodeId}:${at}`, ENGRAM_ID_NAMESPACE);
+  return uuidV5(`${kind}:${episodeId}:${at}`);
 }
 
 function envelopeOf(episode: EpisodeSnapshot, kind: string, at: number): EventEnvelope {

@@ -1,4 +1,5 @@
 export * from './errors/engram-error';
+export * from './ids/deterministic-id';
 export * from './math/vectors';
 export * from './reliability/retry-policy';
 export * from './segmentation';

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { v5 as uuidv5 } from 'uuid';
 import { InvalidEventError } from '../errors/engram-error';
+import { ENGRAM_ID_NAMESPACE } from '../ids/deterministic-id';
 import { gapAdjustedThreshold, segmenterSettings } from './segmenter-settings';
 import {
   closeIdle,
   endSession,
-  ENGRAM_ID_NAMESPACE,
   episodeIdOf,
   segmentPrompt,
   type PromptDecision,

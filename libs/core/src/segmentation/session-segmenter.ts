@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { uuidV5 } from '../ids/deterministic-id';
 import { InvalidEventError } from '../errors/engram-error';
 import { decideBoundary, type BoundaryRule } from './boundary';
 import { intentKeywords } from './intent-keywords';
@@ -157,8 +157,6 @@ export interface StepContext {
   findParent?: ParentFinder;
 }
 
-/** Namespace of Engram's uuid v5 ids (SPEC §3: episodeId = uuid v5 of sessionId + promptId). */
-export const ENGRAM_ID_NAMESPACE = '6d1f0a8e-3c55-5b1e-9a57-0e4f1f5b2c10';
 const RECENT_EVENT_IDS = 256;
 
 export function episodeIdOf(sessionId: string, firstPromptId: number): string {
@@ -167,20 +165,6 @@ export function episodeIdOf(sessionId: string, firstPromptId: number): string {
 
 export function implicitThreadIdOf(sessionId: string, firstPromptId: number): string {
   return uuidV5(`${sessionId}:thread:${firstPromptId}`);
-}
-
-const NAMESPACE_BYTES = Buffer.from(ENGRAM_ID_NAMESPACE.replace(/-/g, ''), 'hex');
-
-/**
- * RFC 4122 version-5 uuid of `name` in Engram's namespace (the `uuid` package's v5, without
- * re-parsing the namespace on every call: id generation was a tenth of the segmenter's time).
- */
-export function uuidV5(name: string): string {
-  const hash = createHash('sha1').update(NAMESPACE_BYTES).update(name, 'utf8').digest();
-  hash[6] = (hash[6] & 0x0f) | 0x50;
-  hash[8] = (hash[8] & 0x3f) | 0x80;
-  const hex = hash.toString('hex', 0, 16);
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
 }
 
 export function newSessionState(
