@@ -1,7 +1,6 @@
 import type { LifecycleEvent, PromptSubmitted, ToolCallObserved, Typed } from '@engram/contracts';
 import {
   annotateEpisode,
-  cloneSessionState,
   RecentEpisodeIndex,
   chooseParentEpisode,
   StreamSegmenter,
@@ -99,18 +98,20 @@ const MAX_TOOL_CALLS = 1_000;
  * The segmenter as an exactly-once stage (SPEC §4.5). Prompts move boundaries, tool calls and
  * validations are kept as evidence for the annotation at close, SessionEnded closes. Every batch
  * writes its outputs and the changed sessions' state (changelog) in the transaction that commits
- * its offsets; an aborted transaction rolls the in-memory state back to what was committed.
- * State of a partition is restored from the changelog before its first batch is processed.
+ * its offsets. State of a partition is restored from the changelog before its first batch is
+ * processed; an aborted transaction drops all in-memory state, so the next batch restores what
+ * was committed. (Aborts are rare; copying every touched session for a rollback made each batch
+ * pay for them — it cost more than the segmentation itself.)
  */
 export class SegmenterStage {
   private readonly segmenter: StreamSegmenter;
   private readonly evidence = new Map<string, Evidence>();
   private readonly restored = new Set<number>();
+  private owned = new Set<number>();
   private readonly chainIndex = new RecentEpisodeIndex();
-  /** Sessions touched by the open transaction: their committed record, for rollback. */
-  private undo = new Map<string, SessionRecord | undefined>();
   /** Sessions ended in the open transaction: their changelog entry becomes a tombstone. */
   private ended = new Set<string>();
+  /** Sessions changed in the open transaction: their changelog entry is rewritten. */
   private touched = new Set<string>();
 
   constructor(
@@ -142,19 +143,28 @@ export class SegmenterStage {
 
   /** After a rebalance: forget partitions no longer owned; new ones restore on first batch. */
   onAssignment(partitions: readonly number[]): void {
-    const owned = new Set(partitions);
+    this.owned = new Set(partitions);
     for (const partition of [...this.restored]) {
-      if (owned.has(partition)) continue;
-      this.restored.delete(partition);
-      for (const [sessionId, evidence] of this.evidence) {
-        if (evidence.partition !== partition) continue;
-        this.segmenter.forget(sessionId);
-        this.evidence.delete(sessionId);
-      }
+      if (!this.owned.has(partition)) this.forgetPartition(partition);
     }
   }
 
-  async prepare(_topic: string, partition: number): Promise<void> {
+  private forgetPartition(partition: number): void {
+    this.restored.delete(partition);
+    for (const [sessionId, evidence] of this.evidence) {
+      if (evidence.partition !== partition) continue;
+      this.segmenter.forget(sessionId);
+      this.evidence.delete(sessionId);
+    }
+    // Sessions with prompts but no evidence record cannot exist: every push records evidence.
+  }
+
+  /**
+   * Restores a partition's sessions from the changelog if they are not in memory. Runs only
+   * inside the processor's turn (a batch's transform or the timer), never beside a transaction.
+   */
+  private async ensureRestored(partition: number): Promise<void> {
+    this.owned.add(partition);
     if (this.restored.has(partition)) return;
     for (const value of (await this.restore([partition])).values()) {
       const record = JSON.parse(value.toString('utf8')) as SessionRecord;
@@ -173,21 +183,18 @@ export class SegmenterStage {
   }
 
   readonly promptStage: ExactlyOnceStage<Typed<'PromptSubmitted'>> = {
-    prepare: (topic, partition) => this.prepare(topic, partition),
     transform: (items) => this.transform(items, (item, out) => this.onPrompt(item, out)),
     onCommitted: () => this.committed(),
     onAborted: () => this.aborted(),
   };
 
   readonly toolCallStage: ExactlyOnceStage<Typed<'ToolCallObserved'>> = {
-    prepare: (topic, partition) => this.prepare(topic, partition),
     transform: (items) => this.transform(items, (item) => this.onToolCall(item)),
     onCommitted: () => this.committed(),
     onAborted: () => this.aborted(),
   };
 
   readonly lifecycleStage: ExactlyOnceStage<LifecycleEvent> = {
-    prepare: (topic, partition) => this.prepare(topic, partition),
     transform: async (items) => {
       const ends = await this.endTargets(items);
       return this.transform(items, (item) => this.onLifecycle(item, ends));
@@ -201,8 +208,8 @@ export class SegmenterStage {
    * latest event time seen), so a replay gives the outputs of a live run.
    */
   async sweep(): Promise<AnyStageOutput[]> {
+    for (const partition of this.owned) await this.ensureRestored(partition);
     const outputs: SegmenterOutput[] = [];
-    for (const sessionId of this.segmenter.sessionIds()) this.touch(sessionId);
     outputs.push(...(await this.settleEnds()));
     outputs.push(...this.segmenter.sweep());
     return this.finish(outputs);
@@ -220,6 +227,7 @@ export class SegmenterStage {
       const { until, at } = evidence.pendingEnd!;
       if (!done || done.prompts < until.prompts || done.toolCalls < until.toolCalls) continue;
       evidence.pendingEnd = null;
+      this.touched.add(sessionId);
       this.ended.add(sessionId);
       outputs.push(...this.segmenter.end(sessionId, at));
     }
@@ -238,35 +246,30 @@ export class SegmenterStage {
   }
 
   committed(): void {
-    this.undo.clear();
     this.touched.clear();
     this.ended.clear();
   }
 
+  /** The state in memory went ahead of the log: drop it; batches restore what was committed. */
   aborted(): void {
-    for (const [sessionId, record] of this.undo) {
-      if (record) {
-        if (record.session) this.segmenter.restore(record.session);
-        else this.segmenter.forget(sessionId);
-        const { partition, prompts, toolCalls, validations, pendingEnd } = record;
-        this.evidence.set(sessionId, { partition, prompts, toolCalls, validations, pendingEnd });
-      } else {
-        this.segmenter.forget(sessionId);
-        this.evidence.delete(sessionId);
-      }
-    }
+    for (const partition of [...this.restored]) this.forgetPartition(partition);
     this.segmenter.takeChanges();
     this.committed();
   }
 
-  private transform<E>(
+  private async transform<E>(
     items: Delivered<E>[],
     handle: (item: Delivered<E>, outputs: SegmenterOutput[]) => void,
-  ): AnyStageOutput[] {
+  ): Promise<AnyStageOutput[]> {
+    // First batch of a newly owned partition, or the retry of an aborted one: restore first.
+    for (const partition of new Set(items.map((item) => item.partition))) {
+      await this.ensureRestored(partition);
+    }
     const outputs: SegmenterOutput[] = [];
     for (const item of items) {
       const sessionId = (item.event as { sessionId: string }).sessionId;
-      this.touch(sessionId, item.partition);
+      this.evidenceOf(sessionId, item.partition);
+      this.touched.add(sessionId);
       handle(item, outputs);
     }
     return this.finish(outputs);
@@ -327,14 +330,6 @@ export class SegmenterStage {
     }
   }
 
-  /** Records before the first change of a session in this transaction, for rollback. */
-  private touch(sessionId: string, partition?: number): void {
-    if (partition !== undefined) this.evidenceOf(sessionId, partition);
-    this.touched.add(sessionId);
-    if (this.undo.has(sessionId)) return;
-    this.undo.set(sessionId, this.recordOf(sessionId, true));
-  }
-
   private evidenceOf(sessionId: string, partition: number) {
     let evidence = this.evidence.get(sessionId);
     if (!evidence) {
@@ -344,14 +339,11 @@ export class SegmenterStage {
     return evidence;
   }
 
-  private recordOf(sessionId: string, copy = false): SessionRecord | undefined {
+  private recordOf(sessionId: string): SessionRecord | undefined {
     const evidence = this.evidence.get(sessionId);
     if (!evidence) return undefined;
     const session = this.segmenter.state(sessionId) ?? null;
-    const record: SessionRecord = { v: 1, sessionId, session, ...evidence };
-    return copy
-      ? { ...structuredClone(record), session: session && cloneSessionState(session) }
-      : record;
+    return { v: 1, sessionId, session, ...evidence };
   }
 
   /** Outputs → records; closed episodes annotated and indexed for chaining; state → changelog. */
@@ -392,7 +384,12 @@ export class SegmenterStage {
 
   /** The touched sessions' records (or tombstones for sessions that ended), to their partition. */
   private changelogOutput(): RawStageOutput {
-    this.segmenter.takeChanges();
+    // The timer's closes and drops are changes too; a dropped session (idle for good, nothing
+    // pending) leaves the changelog.
+    for (const [sessionId, state] of this.segmenter.takeChanges()) {
+      this.touched.add(sessionId);
+      if (state === null && !this.evidence.get(sessionId)?.pendingEnd) this.ended.add(sessionId);
+    }
     const messages = [...this.touched].flatMap((sessionId) => {
       const record = this.recordOf(sessionId);
       if (!record) return [];

@@ -109,6 +109,10 @@ export class ExactlyOnceProcessor {
     this.consumer = this.kafka.consumer({
       groupId: this.options.groupId,
       readUncommitted: false,
+      // Bigger fetches mean bigger batches and fewer transactions: each transaction costs
+      // several broker round trips (AddPartitions, Produce, AddOffsets, TxnOffsetCommit, EndTxn).
+      maxBytesPerPartition: 4 * 1024 * 1024,
+      maxBytes: 16 * 1024 * 1024,
       ...(this.options.partitionAssigners
         ? { partitionAssigners: this.options.partitionAssigners }
         : {}),

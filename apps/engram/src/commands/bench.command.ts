@@ -136,7 +136,7 @@ export function registerBenchCommand(program: Command): void {
               ? JSON.stringify(result)
               : `segment end to end: ${result.eventsPerSecond.toLocaleString('en')} events/s ` +
                   `(${result.events} events in ${result.seconds} s, publish ${result.publishPerSecond.toLocaleString('en')}/s, ` +
-                  `max lag ${result.maxLag}, ${result.partitions} partitions, ${result.cores} cores; target ≥ 10,000)`,
+                  `start-up ${result.startupSeconds} s apart, max lag ${result.maxLag}, ${result.partitions} partitions, ${result.cores} cores; target ≥ 10,000)`,
           );
           return;
         }

@@ -133,14 +133,27 @@ export function registerSegmentCommand(
       'prompts with fewer intent keywords continue the episode (default 4)',
       (v) => Number.parseInt(v, 10),
     )
+    .option(
+      '--embedding-weight <w>',
+      'hybrid: weight of the embedding cosine against keyword Jaccard (default 0.5)',
+      parseFloat,
+    )
     .action(
-      async (options: { mode: SegmentationMode; threshold?: number; minKeywords?: number }) => {
+      async (options: {
+        mode: SegmentationMode;
+        threshold?: number;
+        minKeywords?: number;
+        embeddingWeight?: number;
+      }) => {
         const overrides: Partial<SegmenterSettings> = {};
         if (options.threshold !== undefined) {
           overrides.boundaryThreshold = options.threshold;
           overrides.hybridThreshold = options.threshold;
         }
         if (options.minKeywords !== undefined) overrides.minIntentKeywords = options.minKeywords;
+        if (options.embeddingWeight !== undefined) {
+          overrides.hybridEmbeddingWeight = options.embeddingWeight;
+        }
         const summary = await runSegment({
           mode: options.mode,
           overrides,
