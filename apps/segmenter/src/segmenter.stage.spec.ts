@@ -41,7 +41,7 @@ function harness() {
   const commit = (outputs: AnyStageOutput[]) => {
     for (const output of outputs) {
       if (!('messages' in output)) continue;
-      for (const message of (output).messages) {
+      for (const message of output.messages) {
         const key = String(message.key);
         if (message.value === null) committedLog.delete(key);
         else committedLog.set(key, message.value as Buffer);
@@ -92,7 +92,7 @@ describe('SegmenterStage', () => {
 
     // A prompt of another session two days later moves the stream clock past every timeout.
     const later = {
-      ...(prompts[prompts.length - 1].event),
+      ...prompts[prompts.length - 1].event,
       sessionId: 'late-session',
       eventId: 'late-event',
       promptId: 1,
