@@ -4,3 +4,4 @@ export * from './math/vectors';
 export * from './reliability/retry-policy';
 export * from './segmentation';
 export * from './redaction';
+export * from './retrieval';

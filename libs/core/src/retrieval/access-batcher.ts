@@ -1,0 +1,122 @@
+import { compareText } from './ordering';
+import { DEFAULT_RANKING_CONFIG, type AccessConfig } from './ranking-config';
+
+/**
+ * Access tracking (SPEC §7): every memory a recall returns gets accessCount + 1 and
+ * lastAccessedAt = now. A recall must not wait for that write, and a hot memory returned by a
+ * hundred recalls a second must not cost a hundred writes, so returns are coalesced here per
+ * memory and written in batches by the adapter, by size or by age. Pure state: time comes in as
+ * arguments; the adapter owns the timer and the (asynchronous) write.
+ */
+
+/** "This memory was returned" — routed by tenant and project (the adapter's index and filter). */
+export interface AccessHit {
+  tenantId: string;
+  projectId: string;
+  memoryId: string;
+}
+
+/** One coalesced write: add `increment` to accessCount, raise lastAccessedAt to at least this. */
+export interface AccessUpdate extends AccessHit {
+  increment: number;
+  lastAccessedAt: number;
+  /** When the oldest of these accesses was recorded (for flush-lag metrics). */
+  firstRecordedAt: number;
+}
+
+export class AccessBatcher {
+  private readonly options: AccessConfig;
+  private readonly pending = new Map<string, AccessUpdate>();
+
+  constructor(options: Partial<AccessConfig> = {}) {
+    this.options = { ...DEFAULT_RANKING_CONFIG.access, ...options };
+  }
+
+  /**
+   * Records one recall's results at time `at`. A memory listed twice in one recall was returned
+   * once: it counts once.
+   */
+  record(hits: readonly AccessHit[], at: number): void {
+    const seen = new Set<string>();
+    for (const hit of hits) {
+      const key = keyOf(hit);
+      if (seen.has(key)) continue;
+      seen.add(key);
+      this.merge({ ...hit, increment: 1, lastAccessedAt: at, firstRecordedAt: at });
+    }
+  }
+
+  /** Puts back updates whose write failed, so a retry loses nothing (merging with newer ones). */
+  requeue(updates: readonly AccessUpdate[]): void {
+    for (const update of updates) this.merge({ ...update });
+  }
+
+  /** Distinct memories waiting. */
+  get size(): number {
+    return this.pending.size;
+  }
+
+  /** When the oldest waiting access was recorded; null when nothing waits. */
+  oldestRecordedAt(): number | null {
+    let oldest: number | null = null;
+    for (const update of this.pending.values()) {
+      if (oldest === null || update.firstRecordedAt < oldest) oldest = update.firstRecordedAt;
+    }
+    return oldest;
+  }
+
+  /** Flush when `maxPendingIds` memories wait or the oldest has waited `maxAgeMs`. */
+  shouldFlush(now: number): boolean {
+    if (this.pending.size === 0) return false;
+    if (this.pending.size >= this.options.maxPendingIds) return true;
+    const oldest = this.oldestRecordedAt();
+    return oldest !== null && now - oldest >= this.options.maxAgeMs;
+  }
+
+  /** Everything waiting, sorted by tenant, project, memory id; the batcher is left empty. */
+  drain(): AccessUpdate[] {
+    const updates = [...this.pending.values()].sort(
+      (a, b) =>
+        compareText(a.tenantId, b.tenantId) ||
+        compareText(a.projectId, b.projectId) ||
+        compareText(a.memoryId, b.memoryId),
+    );
+    this.pending.clear();
+    return updates;
+  }
+
+  /** `drain()` when `shouldFlush(now)`, else nothing. */
+  takeDue(now: number): AccessUpdate[] {
+    return this.shouldFlush(now) ? this.drain() : [];
+  }
+
+  private merge(update: AccessUpdate): void {
+    const key = keyOf(update);
+    const current = this.pending.get(key);
+    if (current === undefined) {
+      this.pending.set(key, update);
+      return;
+    }
+    current.increment += update.increment;
+    current.lastAccessedAt = Math.max(current.lastAccessedAt, update.lastAccessedAt);
+    current.firstRecordedAt = Math.min(current.firstRecordedAt, update.firstRecordedAt);
+  }
+}
+
+/**
+ * The stored counters after an update. lastAccessedAt never moves backwards: batches can land out
+ * of order (a requeued batch after a newer one) and the later access must win.
+ */
+export function applyAccessUpdate(
+  stored: { accessCount: number; lastAccessedAt: number },
+  update: Pick<AccessUpdate, 'increment' | 'lastAccessedAt'>,
+): { accessCount: number; lastAccessedAt: number } {
+  return {
+    accessCount: Math.max(0, stored.accessCount) + update.increment,
+    lastAccessedAt: Math.max(stored.lastAccessedAt, update.lastAccessedAt),
+  };
+}
+
+function keyOf(hit: AccessHit): string {
+  return JSON.stringify([hit.tenantId, hit.projectId, hit.memoryId]);
+}

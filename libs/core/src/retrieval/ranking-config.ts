@@ -1,0 +1,230 @@
+import type { MemoryType } from '@engram/contracts';
+import type { ContextItemKind } from './context-types';
+import { PHASE_WEIGHTS, type PhaseWeightTable } from './phase-weights';
+import { validateRankingConfig } from './ranking-config-validation';
+import { UNIVERSAL_PHASES } from './universal-phase';
+
+/** `base = relevance·w + recency·w + frequency·w` (SPEC §7). */
+export interface HybridWeights {
+  relevance: number;
+  recency: number;
+  frequency: number;
+}
+
+/** How `relevance` mixes the normalised RRF score and the exact cosine (see fusion.ts). */
+export interface RelevanceMix {
+  rrf: number;
+  cosine: number;
+}
+
+export interface StaleConfig {
+  /** Multiplies a stale memory's confidence and its final score (explicit search only). */
+  penalty: number;
+  /** Prepended to a stale memory's content. */
+  prefix: string;
+}
+
+export interface InjectionConfig {
+  types: readonly MemoryType[];
+  maxResults: number;
+  minConfidence: number;
+  /** Unless userVerified, a memory must have been returned at least this often. */
+  minAccessCount: number;
+  /** Tool names whose file argument triggers injection. */
+  tools: readonly string[];
+}
+
+export interface CausalConfig {
+  /** Co-access edges must weigh strictly more than this. */
+  minEdgeWeight: number;
+  maxFiles: number;
+  types: readonly MemoryType[];
+  maxMemories: number;
+}
+
+export interface HydeConfig {
+  /** HyDE runs when fewer than this many results have relevance above `strongRelevance`. */
+  minStrongResults: number;
+  strongRelevance: number;
+  queryWeight: number;
+  hypotheticalWeight: number;
+}
+
+export interface SequenceConfig {
+  /** Episodes need relevance strictly above this (seed 003: 0.5). */
+  minRelevance: number;
+  /** Fetch limit × this many candidates, then filter and sort chronologically. */
+  overFetchFactor: number;
+  defaultLimit: number;
+  replayDefaultLimit: number;
+}
+
+export interface ContextConfig {
+  defaultTokenBudget: number;
+  /** Token estimate = ceil(characters / charsPerToken); see token-estimate.ts. */
+  charsPerToken: number;
+  /** A single item longer than this is clipped, so one pasted log cannot eat the budget. */
+  maxItemTokens: number;
+  maxThreadTurns: number;
+  /** Linked episodes pulled for implicit channels (seed 004: aggressive cross-thread pulling). */
+  maxCrossThreadEpisodes: number;
+  /** For explicit channels (seed 004 §6.3: context from the current thread only). */
+  explicitChannelCrossThreadEpisodes: number;
+  maxMemories: number;
+  maxRecipes: number;
+  /** Which kinds get the budget first. */
+  priority: readonly ContextItemKind[];
+  /** The order sections appear in the rendered text. */
+  displayOrder: readonly ContextItemKind[];
+}
+
+export interface AccessConfig {
+  /** Flush when this many distinct memories wait. */
+  maxPendingIds: number;
+  /** Flush when the oldest waiting access is this old. */
+  maxAgeMs: number;
+}
+
+/** Every weight and constant of retrieval, in one place (SPEC §7, seed 002 §7). */
+export interface RankingConfig {
+  /** Reciprocal rank fusion constant: score = Σ 1 / (k + rank). */
+  rrfK: number;
+  hybrid: HybridWeights;
+  relevanceMix: RelevanceMix;
+  /** recency = exp(−daysSinceAccess / recencyDecayDays). */
+  recencyDecayDays: number;
+  phaseWeights: PhaseWeightTable;
+  /** Weight of a type a phase row does not list. */
+  missingPhaseWeight: number;
+  stale: StaleConfig;
+  injection: InjectionConfig;
+  causal: CausalConfig;
+  hyde: HydeConfig;
+  sequence: SequenceConfig;
+  context: ContextConfig;
+  access: AccessConfig;
+}
+
+export const DEFAULT_RANKING_CONFIG: Readonly<RankingConfig> = Object.freeze({
+  // 60 is the constant of the original RRF paper (Cormack, Clarke & Büttcher 2009) and
+  // Elasticsearch's default rank_constant: it flattens the gap between neighbouring ranks.
+  rrfK: 60,
+  hybrid: Object.freeze({ relevance: 0.6, recency: 0.25, frequency: 0.15 }),
+  // Rank agreement and semantic closeness count equally: RRF alone cannot tell a strong match
+  // from the best of a weak lot, the cosine alone ignores exact lexical hits (ids, error codes).
+  relevanceMix: Object.freeze({ rrf: 0.5, cosine: 0.5 }),
+  recencyDecayDays: 30,
+  phaseWeights: PHASE_WEIGHTS,
+  missingPhaseWeight: 1.0,
+  // The seeds name a penalty but no size; halving keeps a stale memory findable but below any
+  // fresh memory of similar standing.
+  stale: Object.freeze({ penalty: 0.5, prefix: '[STALE — file no longer exists]' }),
+  injection: Object.freeze({
+    types: Object.freeze(['gotcha', 'error_pattern', 'dead_end', 'e2e_observation'] as const),
+    maxResults: 4,
+    minConfidence: 0.65,
+    minAccessCount: 2,
+    tools: Object.freeze(['Read', 'Edit']),
+  }),
+  causal: Object.freeze({
+    minEdgeWeight: 0.6,
+    maxFiles: 5,
+    types: Object.freeze(['gotcha', 'pattern', 'error_pattern', 'dead_end'] as const),
+    maxMemories: 5,
+  }),
+  hyde: Object.freeze({
+    minStrongResults: 3,
+    strongRelevance: 0.5,
+    queryWeight: 0.4,
+    hypotheticalWeight: 0.6,
+  }),
+  sequence: Object.freeze({
+    minRelevance: 0.5,
+    overFetchFactor: 2,
+    defaultLimit: 10,
+    replayDefaultLimit: 5,
+  }),
+  context: Object.freeze({
+    defaultTokenBudget: 2000,
+    charsPerToken: 4,
+    maxItemTokens: 300,
+    maxThreadTurns: 20,
+    maxCrossThreadEpisodes: 3,
+    explicitChannelCrossThreadEpisodes: 0,
+    maxMemories: 10,
+    maxRecipes: 2,
+    // The live conversation first, then where the work stands, then continuity, then the
+    // procedural and long-term knowledge that fills what is left.
+    priority: Object.freeze([
+      'current_thread',
+      'work_state',
+      'cross_thread_episode',
+      'workflow_recipe',
+      'memory',
+    ] as const),
+    // Read top-down like seed 004 §3.3: continuity first, the live thread last (nearest the
+    // question).
+    displayOrder: Object.freeze([
+      'cross_thread_episode',
+      'work_state',
+      'workflow_recipe',
+      'memory',
+      'current_thread',
+    ] as const),
+  }),
+  access: Object.freeze({ maxPendingIds: 500, maxAgeMs: 5_000 }),
+});
+
+type SectionOverrides<T> = { [K in keyof T]?: T[K] };
+
+/** Overrides of any leaf; phase weights merge per row (unlisted rows and cells keep defaults). */
+export type RankingConfigOverrides = {
+  rrfK?: number;
+  recencyDecayDays?: number;
+  missingPhaseWeight?: number;
+  hybrid?: SectionOverrides<HybridWeights>;
+  relevanceMix?: SectionOverrides<RelevanceMix>;
+  phaseWeights?: { [P in keyof PhaseWeightTable]?: PhaseWeightTable[P] };
+  stale?: SectionOverrides<StaleConfig>;
+  injection?: SectionOverrides<InjectionConfig>;
+  causal?: SectionOverrides<CausalConfig>;
+  hyde?: SectionOverrides<HydeConfig>;
+  sequence?: SectionOverrides<SequenceConfig>;
+  context?: SectionOverrides<ContextConfig>;
+  access?: SectionOverrides<AccessConfig>;
+};
+
+/**
+ * The defaults with `overrides` applied, validated. Throws MisconfigurationError naming the key
+ * (a bad weight must fail at start-up, not silently reorder every recall).
+ */
+export function rankingConfig(overrides: RankingConfigOverrides = {}): RankingConfig {
+  const d = DEFAULT_RANKING_CONFIG;
+  const config: RankingConfig = {
+    rrfK: overrides.rrfK ?? d.rrfK,
+    recencyDecayDays: overrides.recencyDecayDays ?? d.recencyDecayDays,
+    missingPhaseWeight: overrides.missingPhaseWeight ?? d.missingPhaseWeight,
+    hybrid: { ...d.hybrid, ...overrides.hybrid },
+    relevanceMix: { ...d.relevanceMix, ...overrides.relevanceMix },
+    phaseWeights: mergePhaseWeights(d.phaseWeights, overrides.phaseWeights),
+    stale: { ...d.stale, ...overrides.stale },
+    injection: { ...d.injection, ...overrides.injection },
+    causal: { ...d.causal, ...overrides.causal },
+    hyde: { ...d.hyde, ...overrides.hyde },
+    sequence: { ...d.sequence, ...overrides.sequence },
+    context: { ...d.context, ...overrides.context },
+    access: { ...d.access, ...overrides.access },
+  };
+  validateRankingConfig(config);
+  return config;
+}
+
+function mergePhaseWeights(
+  base: PhaseWeightTable,
+  overrides: RankingConfigOverrides['phaseWeights'],
+): PhaseWeightTable {
+  if (overrides === undefined) return base;
+  const merged = {} as Record<keyof PhaseWeightTable, PhaseWeightTable[keyof PhaseWeightTable]>;
+  for (const phase of UNIVERSAL_PHASES) merged[phase] = { ...base[phase], ...overrides[phase] };
+  return merged;
+}

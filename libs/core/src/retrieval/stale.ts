@@ -1,0 +1,37 @@
+import type { Memory } from '@engram/contracts';
+import type { StaleConfig } from './ranking-config';
+
+/**
+ * A memory is stale once staleAt is set: a file it refers to was deleted, or the graph saw its
+ * subject restructured (seed 002 §7 "File Staleness Detection"). Staleness is never undone by
+ * time passing — only a rewrite (rename handling, re-validation) clears staleAt.
+ */
+export function isStale(memory: Pick<Memory, 'staleAt'>): boolean {
+  return memory.staleAt !== null && memory.staleAt !== undefined;
+}
+
+/** What an explicit search shows of a memory: penalised and labelled when stale. */
+export interface PresentedMemory {
+  stale: boolean;
+  content: string;
+  /** The stored confidence, times the stale penalty when stale. */
+  confidence: number;
+}
+
+/**
+ * Stale memories stay findable by an explicit search (the agent asked), but with a confidence
+ * penalty and the `[STALE — file no longer exists]` prefix, so nobody acts on them unawares.
+ */
+export function presentMemory(
+  memory: Pick<Memory, 'staleAt' | 'content' | 'confidence'>,
+  stale: StaleConfig,
+): PresentedMemory {
+  if (!isStale(memory)) {
+    return { stale: false, content: memory.content, confidence: memory.confidence };
+  }
+  return {
+    stale: true,
+    content: `${stale.prefix} ${memory.content}`,
+    confidence: memory.confidence * stale.penalty,
+  };
+}
