@@ -3,9 +3,11 @@ import {
   type Episode,
   type EpisodeBoundaryEvent,
   type EventEnvelope,
+  type ThreadLinkDecision,
 } from '@engram/contracts';
 import {
   uuidV5,
+  type LinkDecisionRecord,
   type EpisodeAnnotation,
   type EpisodeSnapshot,
   type SegmenterOutput,
@@ -68,6 +70,7 @@ export function boundaryRecord(output: SegmenterOutput): EpisodeBoundaryEvent {
 export function episodeRecord(
   output: Extract<SegmenterOutput, { kind: 'closed' }>,
   annotation: EpisodeAnnotation,
+  crossThreadEpisodeIds: string[] = [],
 ): Episode & { type: 'Episode' } {
   const { episode } = output;
   return {
@@ -95,9 +98,59 @@ export function episodeRecord(
     tags: annotation.tags,
     keyDecisions: annotation.keyDecisions,
     parentEpisodeId: episode.parentEpisodeId,
-    crossThreadEpisodeIds: [],
+    crossThreadEpisodeIds,
     summary: null,
     workUnitRef: null,
     sourceEventIds: episode.sourceEventIds,
+  };
+}
+
+/** Where a linking decision happened: the new thread's first episode, in its session. */
+export interface LinkContext {
+  projectId: string;
+  sessionId: string;
+  newEpisodeId: string;
+  linkedEpisodeId: string | null;
+}
+
+/** A cross-thread linking decision → its `memory.thread-links.v1` record. */
+export function threadLinkRecord(
+  decision: LinkDecisionRecord,
+  context: LinkContext,
+): ThreadLinkDecision & { type: 'ThreadLinkDecision' } {
+  const { algorithmic, llm } = decision;
+  return {
+    type: 'ThreadLinkDecision',
+    eventId: uuidV5(`thread-link:${decision.decisionId}`),
+    tenantId: decision.tenantId,
+    projectId: context.projectId,
+    sessionId: context.sessionId,
+    agentId: SEGMENTER_AGENT_ID,
+    userId: decision.userId,
+    timestamp: decision.decidedAt,
+    schemaVersion: SCHEMA_VERSION,
+    decisionId: decision.decisionId,
+    newThreadId: decision.newThreadId,
+    candidateThreadId: decision.candidateThreadId,
+    newEpisodeId: context.newEpisodeId,
+    linkedEpisodeId: context.linkedEpisodeId,
+    decision: decision.decision,
+    uncertain: decision.uncertain,
+    decidedBy: decision.decidedBy,
+    score: algorithmic.score,
+    threshold: algorithmic.threshold,
+    algorithmicConfidence: algorithmic.confidence,
+    keywordScore: algorithmic.components.keyword,
+    entityScore: algorithmic.components.entity,
+    topicScore: algorithmic.components.topic,
+    recencyScore: algorithmic.components.recency,
+    topicMeasure: algorithmic.topicMeasure,
+    hoursSinceActivity: algorithmic.hoursSinceActivity,
+    llmStatus: decision.llmStatus,
+    llmRelated: llm?.related ?? null,
+    llmConfidence: llm?.confidence ?? null,
+    llmReasoning: llm?.reasoning ?? null,
+    outcome: decision.outcome,
+    outcomeAt: decision.outcomeAt,
   };
 }

@@ -19,6 +19,7 @@ export function prefixedTopics(prefix: string): SegmenterTopics {
     lifecycle: prefix + d.lifecycle,
     boundaries: prefix + d.boundaries,
     episodes: prefix + d.episodes,
+    threadLinks: prefix + d.threadLinks,
     changelog: prefix + d.changelog,
   };
 }

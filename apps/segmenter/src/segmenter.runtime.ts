@@ -58,6 +58,7 @@ export function segmenterCodecs(topics: SegmenterTopics): SegmenterCodecs {
     lifecycle: onTopic(contractCodec('agent.lifecycle.v1'), topics.lifecycle),
     boundaries: onTopic(contractCodec('memory.episode-boundaries.v1'), topics.boundaries),
     episodes: onTopic(contractCodec('memory.episodes.v1'), topics.episodes),
+    threadLinks: onTopic(contractCodec('memory.thread-links.v1'), topics.threadLinks),
   };
 }
 
@@ -107,6 +108,7 @@ export async function ensureSegmenterTopics(
     { topic: topics.lifecycle, partitions },
     { topic: topics.boundaries, partitions },
     { topic: topics.episodes, partitions, compacted: true },
+    { topic: topics.threadLinks, partitions, compacted: true },
     { topic: topics.changelog, partitions, compacted: true, withDeadLetter: false },
   ]);
 }

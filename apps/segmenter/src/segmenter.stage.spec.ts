@@ -1,3 +1,4 @@
+import type { Episode, ThreadLinkDecision } from '@engram/contracts';
 import { segmenterSettings } from '@engram/core';
 import type { AnyStageOutput, Delivered, StageOutput } from '@engram/kafka';
 import { describe, expect, it } from 'vitest';
@@ -16,6 +17,7 @@ const CODECS = {
   lifecycle: codec('lifecycle'),
   boundaries: codec('boundaries'),
   episodes: codec('episodes'),
+  threadLinks: codec('thread-links'),
 } as unknown as SegmenterCodecs;
 const POSITIONS: InputPositions = {
   endOffsets: () => Promise.resolve({ prompts: 0, toolCalls: 0 }),
@@ -103,5 +105,69 @@ describe('SegmenterStage', () => {
 
     expect(committedLog.has(prompt.sessionId)).toBe(false);
     expect(stage.openSessions).toBe(1);
+  });
+
+  it("should link a new thread to the same user's recent thread on the same work and record every decision", async () => {
+    const { stage, commit } = harness();
+    const base = prompts[0].event;
+    const at = base.timestamp;
+    const turn = (n: number, minutes: number, text: string, sessionId = 'implicit-a') =>
+      delivered(
+        {
+          ...base,
+          eventId: `${sessionId}-${n}`,
+          sessionId,
+          promptId: n,
+          timestamp: at + minutes * 60_000,
+          channel: 'slack',
+          channelKind: 'implicit' as const,
+          explicitThreadId: null,
+          userId: 'dev-7',
+          source: 'user' as const,
+          text,
+        },
+        n,
+      );
+    commit(
+      await stage.promptStage.transform([
+        turn(1, 0, 'fix the token refresh race in src/auth/refresh.ts during logout'),
+        turn(2, 5, 'the refresh race in src/auth/refresh.ts still loses the session token'),
+      ]),
+    );
+    // Two hours later (a new thread after 30 min of inactivity): the same work, then other work.
+    const later = await stage.promptStage.transform([
+      turn(3, 125, 'the token refresh race in src/auth/refresh.ts came back after logout'),
+    ]);
+    commit(later);
+    const unrelated = await stage.promptStage.transform([
+      turn(1, 300, 'draft the quarterly hiring plan for the design team budget', 'implicit-b'),
+    ]);
+    commit(unrelated);
+
+    const decisions = (outputs: AnyStageOutput[]) =>
+      (outputs.find((o) => 'codec' in o && o.codec === CODECS.threadLinks) as StageOutput)
+        .events as ThreadLinkDecision[];
+    const [link] = decisions(later);
+    expect(link).toMatchObject({
+      decision: 'LINK',
+      decidedBy: 'algorithmic',
+      llmStatus: 'not_configured',
+    });
+    expect(link.score).toBeGreaterThan(0.7);
+    expect(link.linkedEpisodeId).not.toBeNull();
+    const [noLink] = decisions(unrelated);
+    expect(noLink).toMatchObject({ decision: 'NO_LINK' });
+    expect(noLink.score).toBeLessThanOrEqual(0.7);
+
+    // The linked episode carries the link when it closes.
+    const closing = await stage.promptStage.transform([
+      turn(4, 200, 'now write the migration guide for the billing export api endpoints'),
+    ]);
+    const episodes = (
+      closing.find((o) => 'codec' in o && o.codec === CODECS.episodes) as StageOutput
+    ).events as Episode[];
+    expect(episodes.find((e) => e.episodeId === link.newEpisodeId)?.crossThreadEpisodeIds).toEqual([
+      link.linkedEpisodeId,
+    ]);
   });
 });

@@ -1,6 +1,9 @@
 import type { LifecycleEvent, PromptSubmitted, ToolCallObserved, Typed } from '@engram/contracts';
 import {
   annotateEpisode,
+  decideCrossThreadLink,
+  type CrossThreadCandidate,
+  type CrossThreadOpening,
   RecentEpisodeIndex,
   chooseParentEpisode,
   StreamSegmenter,
@@ -19,7 +22,8 @@ import type {
   StageOutput,
   TopicCodec,
 } from '@engram/kafka';
-import { boundaryRecord, episodeRecord } from './episode-records';
+import { boundaryRecord, episodeRecord, threadLinkRecord } from './episode-records';
+import { RecentThreads } from './recent-threads';
 
 /** Topic names; tests give every run its own. */
 export interface SegmenterTopics {
@@ -28,6 +32,8 @@ export interface SegmenterTopics {
   lifecycle: string;
   boundaries: string;
   episodes: string;
+  /** Cross-thread linking decisions (compacted, key decisionId). */
+  threadLinks: string;
   /** Compacted, keyed by sessionId, partitioned like the inputs: the per-session state. */
   changelog: string;
 }
@@ -38,6 +44,7 @@ export const DEFAULT_SEGMENTER_TOPICS: SegmenterTopics = {
   lifecycle: 'agent.lifecycle.v1',
   boundaries: 'memory.episode-boundaries.v1',
   episodes: 'memory.episodes.v1',
+  threadLinks: 'memory.thread-links.v1',
   changelog: 'segmenter.state.v1',
 };
 
@@ -47,6 +54,7 @@ export interface SegmenterCodecs {
   lifecycle: TopicCodec<LifecycleEvent>;
   boundaries: TopicCodec<unknown>;
   episodes: TopicCodec<unknown>;
+  threadLinks: TopicCodec<unknown>;
 }
 
 /** Offsets of a partition number in the prompts and tool-calls topics. */
@@ -75,6 +83,8 @@ export interface SessionRecord {
   toolCalls: AnnotationToolCall[];
   validations: AnnotationValidation[];
   pendingEnd: PendingEnd | null;
+  /** Open episodes linked to another thread's episode (cross-thread LINK decisions). */
+  crossThread?: Record<string, string[]>;
 }
 
 type Evidence = Omit<SessionRecord, 'v' | 'sessionId' | 'session'>;
@@ -109,6 +119,10 @@ export class SegmenterStage {
   private readonly restored = new Set<number>();
   private owned = new Set<number>();
   private readonly chainIndex = new RecentEpisodeIndex();
+  private readonly recentThreads = new RecentThreads();
+  /** New threads seen in the open batch, to decide cross-thread links for. */
+  private openings: PendingLink[] = [];
+  private linkRecords: unknown[] = [];
   /** Sessions ended in the open transaction: their changelog entry becomes a tombstone. */
   private ended = new Set<string>();
   /** Sessions changed in the open transaction: their changelog entry is rewritten. */
@@ -170,13 +184,14 @@ export class SegmenterStage {
       const record = JSON.parse(value.toString('utf8')) as SessionRecord;
       if (record.partition !== partition) continue;
       if (record.session) this.segmenter.restore(record.session);
-      const { prompts, toolCalls, validations, pendingEnd } = record;
+      const { prompts, toolCalls, validations, pendingEnd, crossThread } = record;
       this.evidence.set(record.sessionId, {
         partition,
         prompts,
         toolCalls,
         validations,
         pendingEnd,
+        crossThread: crossThread ?? {},
       });
     }
     this.restored.add(partition);
@@ -248,11 +263,15 @@ export class SegmenterStage {
   committed(): void {
     this.touched.clear();
     this.ended.clear();
+    this.openings = [];
+    this.linkRecords = [];
   }
 
   /** The state in memory went ahead of the log: drop it; batches restore what was committed. */
   aborted(): void {
     for (const partition of [...this.restored]) this.forgetPartition(partition);
+    // The retried batch must see its new threads as new again.
+    this.recentThreads.clear();
     this.segmenter.takeChanges();
     this.committed();
   }
@@ -272,6 +291,7 @@ export class SegmenterStage {
       this.touched.add(sessionId);
       handle(item, outputs);
     }
+    await this.decideLinks();
     return this.finish(outputs);
   }
 
@@ -291,6 +311,66 @@ export class SegmenterStage {
       methodologyPhase: prompt.methodologyPhase,
     });
     outputs.push(...result.outputs);
+    if (prompt.source === 'user') this.noteThreadActivity(prompt, result.outputs);
+  }
+
+  /**
+   * A user turn: a thread this instance has not seen yet is a new thread, to be scored against
+   * the user's threads of the last 24 h (seed 004 §2.3) once the batch's prompts are in.
+   */
+  private noteThreadActivity(prompt: PromptSubmitted, outputs: SegmenterOutput[]): void {
+    const state = this.segmenter.state(prompt.sessionId);
+    if (!state?.thread || !state.episode) return;
+    const threadId = state.thread.threadId;
+    const opened = outputs.find((o) => o.kind === 'opened' && o.episode.threadId === threadId);
+    if (opened && !this.recentThreads.has(threadId)) {
+      this.openings.push({
+        opening: {
+          threadId,
+          tenantId: prompt.tenantId,
+          userId: prompt.userId,
+          openedAt: prompt.timestamp,
+          text: prompt.text,
+        },
+        candidates: this.recentThreads.candidates(prompt.tenantId, prompt.userId, prompt.timestamp),
+        projectId: prompt.projectId,
+        sessionId: prompt.sessionId,
+        episodeId: opened.episode.episodeId,
+      });
+    }
+    this.recentThreads.record({
+      threadId,
+      tenantId: prompt.tenantId,
+      userId: prompt.userId,
+      at: prompt.timestamp,
+      text: prompt.text.slice(0, MAX_PROMPT_CHARS),
+      episodeId: state.episode.episodeId,
+    });
+  }
+
+  /** Algorithmic decisions (no LLM in the service yet); a LINK marks the new episode. */
+  private async decideLinks(): Promise<void> {
+    for (const pending of this.openings) {
+      const { record } = await decideCrossThreadLink(pending);
+      if (!record) continue;
+      const linkedEpisodeId = this.recentThreads.latestEpisodeOf(record.candidateThreadId);
+      if (record.decision === 'LINK' && linkedEpisodeId) {
+        const evidence = this.evidence.get(pending.sessionId);
+        if (evidence) {
+          evidence.crossThread ??= {};
+          evidence.crossThread[pending.episodeId] = [linkedEpisodeId];
+        }
+      }
+      this.linkRecords.push(
+        threadLinkRecord(record, {
+          projectId: pending.projectId,
+          sessionId: pending.sessionId,
+          newEpisodeId: pending.episodeId,
+          linkedEpisodeId,
+        }),
+      );
+    }
+    this.openings = [];
   }
 
   private onToolCall(item: Delivered<Typed<'ToolCallObserved'>>): void {
@@ -333,7 +413,14 @@ export class SegmenterStage {
   private evidenceOf(sessionId: string, partition: number) {
     let evidence = this.evidence.get(sessionId);
     if (!evidence) {
-      evidence = { partition, prompts: [], toolCalls: [], validations: [], pendingEnd: null };
+      evidence = {
+        partition,
+        prompts: [],
+        toolCalls: [],
+        validations: [],
+        pendingEnd: null,
+        crossThread: {},
+      };
       this.evidence.set(sessionId, evidence);
     }
     return evidence;
@@ -362,7 +449,8 @@ export class SegmenterStage {
         validations: evidence?.validations ?? [],
         closed: true,
       });
-      episodes.push(episodeRecord(output, annotation));
+      const links = evidence?.crossThread?.[output.episode.episodeId] ?? [];
+      episodes.push(episodeRecord(output, annotation, links));
       this.chainIndex.add(
         {
           episodeId: output.episode.episodeId,
@@ -372,11 +460,12 @@ export class SegmenterStage {
         },
         output.at,
       );
-      if (evidence) pruneEvidence(evidence, output.episode.lastPromptId);
+      if (evidence) pruneEvidence(evidence, output.episode.lastPromptId, output.episode.episodeId);
     }
     const result: AnyStageOutput[] = [
       { codec: this.codecs.boundaries, events: boundaries } satisfies StageOutput,
       { codec: this.codecs.episodes, events: episodes } satisfies StageOutput,
+      { codec: this.codecs.threadLinks, events: this.linkRecords } satisfies StageOutput,
       this.changelogOutput(),
     ];
     return result;
@@ -408,8 +497,23 @@ export class SegmenterStage {
 }
 
 /** Evidence of a closed episode is no longer needed once it is annotated. */
-function pruneEvidence(evidence: Evidence, closedUpToPromptId: number): void {
+function pruneEvidence(
+  evidence: Evidence,
+  closedUpToPromptId: number,
+  closedEpisodeId: string,
+): void {
   evidence.prompts = evidence.prompts.filter((p) => p.promptId > closedUpToPromptId);
   evidence.toolCalls = evidence.toolCalls.filter((c) => c.promptId > closedUpToPromptId);
   evidence.validations = [];
+  for (const episodeId of Object.keys(evidence.crossThread ?? {})) {
+    if (episodeId === closedEpisodeId) delete evidence.crossThread![episodeId];
+  }
+}
+
+interface PendingLink {
+  opening: CrossThreadOpening;
+  candidates: CrossThreadCandidate[];
+  projectId: string;
+  sessionId: string;
+  episodeId: string;
 }

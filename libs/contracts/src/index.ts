@@ -10,4 +10,5 @@ export * from './memory';
 export * from './proposal';
 export * from './replay-decoder';
 export * from './schema-index';
+export * from './thread-links';
 export * from './topics';

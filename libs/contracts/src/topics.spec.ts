@@ -30,11 +30,13 @@ describe('TOPICS', () => {
       'memory.episodes.v1': 'episodeId',
       'memory.memories.v1': 'memoryId',
       'memory.proposals.v1': 'proposalId',
+      'memory.thread-links.v1': 'decisionId',
     });
     expect(TOPIC_LIST.filter((spec) => spec.compacted).map((spec) => spec.keyField)).toEqual([
       'episodeId',
       'memoryId',
       'proposalId',
+      'decisionId',
     ]);
   });
 

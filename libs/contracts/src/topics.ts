@@ -14,6 +14,7 @@ import type {
 } from './lifecycle-events';
 import type { Memory } from './memory';
 import type { Proposal } from './proposal';
+import type { ThreadLinkDecision } from './thread-links';
 
 /** Every top-level Avro record of `schemas/avro`, by record name (namespace engram.v1). */
 export interface EventRecords {
@@ -34,6 +35,7 @@ export interface EventRecords {
   Episode: Episode;
   Memory: Memory;
   Proposal: Proposal;
+  ThreadLinkDecision: ThreadLinkDecision;
 }
 export type RecordName = keyof EventRecords;
 
@@ -136,6 +138,15 @@ export const TOPICS = {
     compacted: true,
     dlq: 'memory.proposals.v1.dlq',
     records: ['Proposal'],
+    union: false,
+  },
+  threadLinks: {
+    topic: 'memory.thread-links.v1',
+    avroFile: 'memory.thread-links.v1.avsc',
+    keyField: 'decisionId',
+    compacted: true,
+    dlq: 'memory.thread-links.v1.dlq',
+    records: ['ThreadLinkDecision'],
     union: false,
   },
 } as const satisfies Record<string, TopicSpec>;
