@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { Command } from 'commander';
 import { registerBenchCommand } from './commands/bench.command';
+import { registerLinksCommand } from './commands/links.command';
 import { registerSegmentCommand } from './commands/segment.command';
 import { registerStartCommand } from './commands/start.command';
 import { embedderForMode } from './embedding';
@@ -13,6 +14,7 @@ const program = new Command()
 registerStartCommand(program);
 registerSegmentCommand(program, embedderForMode);
 registerBenchCommand(program);
+registerLinksCommand(program);
 
 program.parseAsync(process.argv).catch((error: unknown) => {
   console.error(error instanceof Error ? error.message : error);

@@ -137,6 +137,7 @@ describe('SegmenterStage', () => {
     // Two hours later (a new thread after 30 min of inactivity): the same work, then other work.
     const later = await stage.promptStage.transform([
       turn(3, 125, 'the token refresh race in src/auth/refresh.ts came back after logout'),
+      turn(4, 130, 'add a regression test for the token refresh race in refresh.ts'),
     ]);
     commit(later);
     const unrelated = await stage.promptStage.transform([
@@ -147,7 +148,7 @@ describe('SegmenterStage', () => {
     const decisions = (outputs: AnyStageOutput[]) =>
       (outputs.find((o) => 'codec' in o && o.codec === CODECS.threadLinks) as StageOutput)
         .events as ThreadLinkDecision[];
-    const [link] = decisions(later);
+    const [link, outcome] = decisions(later);
     expect(link).toMatchObject({
       decision: 'LINK',
       decidedBy: 'algorithmic',
@@ -155,13 +156,16 @@ describe('SegmenterStage', () => {
     });
     expect(link.score).toBeGreaterThan(0.7);
     expect(link.linkedEpisodeId).not.toBeNull();
+    // The follow-up on the same work is the evidence: the decision is republished, CORRECT.
+    expect(outcome).toMatchObject({ decisionId: link.decisionId, outcome: 'CORRECT' });
+    expect(outcome.eventId).not.toBe(link.eventId);
     const [noLink] = decisions(unrelated);
     expect(noLink).toMatchObject({ decision: 'NO_LINK' });
     expect(noLink.score).toBeLessThanOrEqual(0.7);
 
     // The linked episode carries the link when it closes.
     const closing = await stage.promptStage.transform([
-      turn(4, 200, 'now write the migration guide for the billing export api endpoints'),
+      turn(5, 200, 'now write the migration guide for the billing export api endpoints'),
     ]);
     const episodes = (
       closing.find((o) => 'codec' in o && o.codec === CODECS.episodes) as StageOutput

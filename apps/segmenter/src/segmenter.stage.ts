@@ -1,9 +1,6 @@
 import type { LifecycleEvent, PromptSubmitted, ToolCallObserved, Typed } from '@engram/contracts';
 import {
   annotateEpisode,
-  decideCrossThreadLink,
-  type CrossThreadCandidate,
-  type CrossThreadOpening,
   RecentEpisodeIndex,
   chooseParentEpisode,
   StreamSegmenter,
@@ -22,8 +19,8 @@ import type {
   StageOutput,
   TopicCodec,
 } from '@engram/kafka';
-import { boundaryRecord, episodeRecord, threadLinkRecord } from './episode-records';
-import { RecentThreads } from './recent-threads';
+import { boundaryRecord, episodeRecord } from './episode-records';
+import { ThreadLinker, type LinkEvidence } from './thread-linker';
 
 /** Topic names; tests give every run its own. */
 export interface SegmenterTopics {
@@ -74,7 +71,7 @@ export interface PendingEnd {
 }
 
 /** What the changelog holds per session: the core state plus the open episode's evidence. */
-export interface SessionRecord {
+export interface SessionRecord extends LinkEvidence {
   v: 1;
   sessionId: string;
   partition: number;
@@ -83,8 +80,6 @@ export interface SessionRecord {
   toolCalls: AnnotationToolCall[];
   validations: AnnotationValidation[];
   pendingEnd: PendingEnd | null;
-  /** Open episodes linked to another thread's episode (cross-thread LINK decisions). */
-  crossThread?: Record<string, string[]>;
 }
 
 type Evidence = Omit<SessionRecord, 'v' | 'sessionId' | 'session'>;
@@ -119,9 +114,8 @@ export class SegmenterStage {
   private readonly restored = new Set<number>();
   private owned = new Set<number>();
   private readonly chainIndex = new RecentEpisodeIndex();
-  private readonly recentThreads = new RecentThreads();
-  /** New threads seen in the open batch, to decide cross-thread links for. */
-  private openings: PendingLink[] = [];
+  private readonly linker = new ThreadLinker();
+  /** Thread-link decisions and outcomes of the open transaction. */
   private linkRecords: unknown[] = [];
   /** Sessions ended in the open transaction: their changelog entry becomes a tombstone. */
   private ended = new Set<string>();
@@ -184,7 +178,7 @@ export class SegmenterStage {
       const record = JSON.parse(value.toString('utf8')) as SessionRecord;
       if (record.partition !== partition) continue;
       if (record.session) this.segmenter.restore(record.session);
-      const { prompts, toolCalls, validations, pendingEnd, crossThread } = record;
+      const { prompts, toolCalls, validations, pendingEnd, crossThread, awaitingOutcome } = record;
       this.evidence.set(record.sessionId, {
         partition,
         prompts,
@@ -192,6 +186,7 @@ export class SegmenterStage {
         validations,
         pendingEnd,
         crossThread: crossThread ?? {},
+        awaitingOutcome: awaitingOutcome ?? null,
       });
     }
     this.restored.add(partition);
@@ -263,7 +258,6 @@ export class SegmenterStage {
   committed(): void {
     this.touched.clear();
     this.ended.clear();
-    this.openings = [];
     this.linkRecords = [];
   }
 
@@ -271,7 +265,7 @@ export class SegmenterStage {
   aborted(): void {
     for (const partition of [...this.restored]) this.forgetPartition(partition);
     // The retried batch must see its new threads as new again.
-    this.recentThreads.clear();
+    this.linker.clear();
     this.segmenter.takeChanges();
     this.committed();
   }
@@ -291,7 +285,6 @@ export class SegmenterStage {
       this.touched.add(sessionId);
       handle(item, outputs);
     }
-    await this.decideLinks();
     return this.finish(outputs);
   }
 
@@ -314,63 +307,22 @@ export class SegmenterStage {
     if (prompt.source === 'user') this.noteThreadActivity(prompt, result.outputs);
   }
 
-  /**
-   * A user turn: a thread this instance has not seen yet is a new thread, to be scored against
-   * the user's threads of the last 24 h (seed 004 §2.3) once the batch's prompts are in.
-   */
+  /** A user turn: cross-thread linking decisions and outcomes (seed 004 §2.3–2.4). */
   private noteThreadActivity(prompt: PromptSubmitted, outputs: SegmenterOutput[]): void {
     const state = this.segmenter.state(prompt.sessionId);
-    if (!state?.thread || !state.episode) return;
+    const evidence = this.evidence.get(prompt.sessionId);
+    if (!state?.thread || !state.episode || !evidence) return;
     const threadId = state.thread.threadId;
     const opened = outputs.find((o) => o.kind === 'opened' && o.episode.threadId === threadId);
-    if (opened && !this.recentThreads.has(threadId)) {
-      this.openings.push({
-        opening: {
-          threadId,
-          tenantId: prompt.tenantId,
-          userId: prompt.userId,
-          openedAt: prompt.timestamp,
-          text: prompt.text,
-        },
-        candidates: this.recentThreads.candidates(prompt.tenantId, prompt.userId, prompt.timestamp),
-        projectId: prompt.projectId,
-        sessionId: prompt.sessionId,
-        episodeId: opened.episode.episodeId,
-      });
-    }
-    this.recentThreads.record({
-      threadId,
-      tenantId: prompt.tenantId,
-      userId: prompt.userId,
-      at: prompt.timestamp,
-      text: prompt.text.slice(0, MAX_PROMPT_CHARS),
-      episodeId: state.episode.episodeId,
-    });
-  }
-
-  /** Algorithmic decisions (no LLM in the service yet); a LINK marks the new episode. */
-  private async decideLinks(): Promise<void> {
-    for (const pending of this.openings) {
-      const { record } = await decideCrossThreadLink(pending);
-      if (!record) continue;
-      const linkedEpisodeId = this.recentThreads.latestEpisodeOf(record.candidateThreadId);
-      if (record.decision === 'LINK' && linkedEpisodeId) {
-        const evidence = this.evidence.get(pending.sessionId);
-        if (evidence) {
-          evidence.crossThread ??= {};
-          evidence.crossThread[pending.episodeId] = [linkedEpisodeId];
-        }
-      }
-      this.linkRecords.push(
-        threadLinkRecord(record, {
-          projectId: pending.projectId,
-          sessionId: pending.sessionId,
-          newEpisodeId: pending.episodeId,
-          linkedEpisodeId,
-        }),
-      );
-    }
-    this.openings = [];
+    this.linkRecords.push(
+      ...this.linker.onUserTurn(
+        prompt,
+        threadId,
+        state.episode.episodeId,
+        opened?.episode ?? null,
+        evidence,
+      ),
+    );
   }
 
   private onToolCall(item: Delivered<Typed<'ToolCallObserved'>>): void {
@@ -420,6 +372,7 @@ export class SegmenterStage {
         validations: [],
         pendingEnd: null,
         crossThread: {},
+        awaitingOutcome: null,
       };
       this.evidence.set(sessionId, evidence);
     }
@@ -508,12 +461,4 @@ function pruneEvidence(
   for (const episodeId of Object.keys(evidence.crossThread ?? {})) {
     if (episodeId === closedEpisodeId) delete evidence.crossThread![episodeId];
   }
-}
-
-interface PendingLink {
-  opening: CrossThreadOpening;
-  candidates: CrossThreadCandidate[];
-  projectId: string;
-  sessionId: string;
-  episodeId: string;
 }

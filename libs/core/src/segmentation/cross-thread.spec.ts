@@ -5,6 +5,7 @@ import {
   classifyOutcome,
   combineDecisions,
   decideCrossThreadLink,
+  decideCrossThreadLinkAlgorithmically,
   scoreContinuity,
   tuningReport,
   type ContinuityAssessmentInput,
@@ -725,5 +726,22 @@ describe('tuningReport', () => {
 
   it('should say when there are enough outcomes', () => {
     expect(tuningReport(records, { minOutcomes: 8 }).enoughData).toBe(true);
+  });
+});
+
+describe('decideCrossThreadLinkAlgorithmically', () => {
+  it('should decide exactly as decideCrossThreadLink does without an assessor', async () => {
+    for (const text of [AUTH_FOLLOW_UP, "what's the weather in New York"]) {
+      const input = { opening: opening(text), candidates: [AUTH_THREAD, WEATHER_THREAD] };
+      const sync = decideCrossThreadLinkAlgorithmically(input);
+      expect(sync).toEqual(await decideCrossThreadLink(input, null));
+      expect(sync.record?.llmStatus).toBe('not_configured');
+    }
+    expect(decideCrossThreadLinkAlgorithmically({ opening: opening('x'), candidates: [] })).toEqual(
+      {
+        record: null,
+        scores: [],
+      },
+    );
   });
 });

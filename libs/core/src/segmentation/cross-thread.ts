@@ -367,57 +367,73 @@ export async function decideCrossThreadLink(
   const scores = scoreContinuity(input.opening, input.candidates, settings);
   const best = scores[0];
   if (best === undefined) return { record: null, scores };
+  if (!assessor) return { record: decisionRecord(input, best, NO_LLM, settings), scores };
   const candidate = input.candidates.find((thread) => thread.threadId === best.threadId);
   const turns = [...(candidate?.recentTurns ?? [])];
-
-  let llm: LlmContinuityAssessment | null = null;
-  let llmStatus: LlmAssessmentStatus = 'not_configured';
-  let llmError: string | null = null;
-  if (assessor) {
-    const result = await assessWithTimeout(
-      assessor,
-      {
-        currentThreadId: input.opening.threadId,
-        previousThreadId: best.threadId,
-        previousSummary: candidate?.summary ?? null,
-        previousTurns: turns.slice(Math.max(0, turns.length - Math.max(0, settings.llmMaxTurns))),
-        currentMessage: input.opening.text,
-        hoursSincePreviousActivity: best.hoursSinceActivity,
-      },
-      settings.llmTimeoutMs,
-    );
-    llm = result.assessment;
-    llmStatus = result.status;
-    llmError = result.error;
-  }
-
-  const combined = combineDecisions({ score: best.score, threshold: settings.threshold }, llm);
-  return {
-    record: {
-      decisionId: `${input.opening.threadId}->${best.threadId}`,
-      tenantId: input.opening.tenantId,
-      userId: input.opening.userId,
-      newThreadId: input.opening.threadId,
-      candidateThreadId: best.threadId,
-      decidedAt: input.now ?? input.opening.openedAt,
-      algorithmic: {
-        ...combined.algorithmic,
-        components: { ...best.components },
-        topicMeasure: best.topicMeasure,
-        weights: { ...settings.weights },
-        hoursSinceActivity: best.hoursSinceActivity,
-      },
-      llm: combined.llm,
-      llmStatus,
-      llmError,
-      agreement: combined.agreement,
-      decision: combined.decision,
-      uncertain: combined.uncertain,
-      decidedBy: combined.decidedBy,
-      outcome: null,
-      outcomeAt: null,
+  const assessed = await assessWithTimeout(
+    assessor,
+    {
+      currentThreadId: input.opening.threadId,
+      previousThreadId: best.threadId,
+      previousSummary: candidate?.summary ?? null,
+      previousTurns: turns.slice(Math.max(0, turns.length - Math.max(0, settings.llmMaxTurns))),
+      currentMessage: input.opening.text,
+      hoursSincePreviousActivity: best.hoursSinceActivity,
     },
-    scores,
+    settings.llmTimeoutMs,
+  );
+  return { record: decisionRecord(input, best, assessed, settings), scores };
+}
+
+/**
+ * The decision without an LLM, synchronously: what `decideCrossThreadLink` decides when no
+ * assessor is configured (a stream stage can then decide inside its batch loop).
+ */
+export function decideCrossThreadLinkAlgorithmically(
+  input: CrossThreadDecisionInput,
+  options: Partial<CrossThreadOptions> = {},
+): CrossThreadDecisionResult {
+  const settings = { ...DEFAULT_CROSS_THREAD_OPTIONS, ...options };
+  const scores = scoreContinuity(input.opening, input.candidates, settings);
+  const best = scores[0];
+  return { record: best ? decisionRecord(input, best, NO_LLM, settings) : null, scores };
+}
+
+const NO_LLM: AssessResult = { assessment: null, status: 'not_configured', error: null };
+
+function decisionRecord(
+  input: CrossThreadDecisionInput,
+  best: ContinuityScore,
+  assessed: AssessResult,
+  settings: CrossThreadOptions,
+): LinkDecisionRecord {
+  const combined = combineDecisions(
+    { score: best.score, threshold: settings.threshold },
+    assessed.assessment,
+  );
+  return {
+    decisionId: `${input.opening.threadId}->${best.threadId}`,
+    tenantId: input.opening.tenantId,
+    userId: input.opening.userId,
+    newThreadId: input.opening.threadId,
+    candidateThreadId: best.threadId,
+    decidedAt: input.now ?? input.opening.openedAt,
+    algorithmic: {
+      ...combined.algorithmic,
+      components: { ...best.components },
+      topicMeasure: best.topicMeasure,
+      weights: { ...settings.weights },
+      hoursSinceActivity: best.hoursSinceActivity,
+    },
+    llm: combined.llm,
+    llmStatus: assessed.status,
+    llmError: assessed.error,
+    agreement: combined.agreement,
+    decision: combined.decision,
+    uncertain: combined.uncertain,
+    decidedBy: combined.decidedBy,
+    outcome: null,
+    outcomeAt: null,
   };
 }
 
