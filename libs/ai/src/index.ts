@@ -14,3 +14,4 @@ export {
 export * from './onnx-minilm-embedder';
 export * from './openai-compatible-embedder';
 export { parseEmbeddingsReply } from './openai-wire';
+export * from './llm';

@@ -5,3 +5,4 @@ export * from './reliability/retry-policy';
 export * from './segmentation';
 export * from './redaction';
 export * from './retrieval';
+export * from './distillation';
