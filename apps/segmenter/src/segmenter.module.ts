@@ -1,3 +1,4 @@
+import { createEmbedder } from '@engram/ai';
 import { loadConfig } from '@engram/config';
 import { segmenterSettings } from '@engram/core';
 import {
@@ -32,11 +33,9 @@ export class SegmenterService implements OnApplicationBootstrap, OnApplicationSh
 
   async onApplicationBootstrap(): Promise<void> {
     const config = loadConfig();
-    if (config.segmenter.mode === 'hybrid') {
-      throw new Error(
-        'ENGRAM_SEGMENTER_MODE=hybrid is not available in the service yet; use keyword (the default)',
-      );
-    }
+    // Hybrid mode embeds every user prompt with the local model (`npm run models:setup`);
+    // a missing model stops start-up with that command in the message.
+    const embedder = config.segmenter.mode === 'hybrid' ? await createEmbedder() : null;
     this.runtime = await startSegmenter({
       brokers: config.kafka.brokers,
       registryUrl: config.schemaRegistry.url,
@@ -47,6 +46,10 @@ export class SegmenterService implements OnApplicationBootstrap, OnApplicationSh
       partitions: config.segmenter.partitions,
       retry: config.retry,
       sweepIntervalMs: config.segmenter.sweepIntervalMs,
+      ...(embedder && {
+        embed: async (texts: string[]) =>
+          (await embedder.embed(texts)).map((vector) => Array.from(vector)),
+      }),
     });
     this.logger.log(`segmenter running (group ${config.topicPrefix + config.segmenter.groupId})`);
   }

@@ -17,6 +17,7 @@ import type { Admin, Kafka } from 'kafkajs';
 import {
   DEFAULT_SEGMENTER_TOPICS,
   SegmenterStage,
+  type EmbedTexts,
   type InputOffsets,
   type InputPositions,
   type SegmenterCodecs,
@@ -37,6 +38,8 @@ export interface SegmenterRuntimeOptions {
   /** How often the idle-episode timer runs. */
   sweepIntervalMs?: number;
   clientId?: string;
+  /** Required in hybrid mode: embeds prompt texts. */
+  embed?: EmbedTexts;
 }
 
 export interface SegmenterRuntime {
@@ -119,6 +122,9 @@ export async function ensureSegmenterTopics(
  */
 export async function startSegmenter(options: SegmenterRuntimeOptions): Promise<SegmenterRuntime> {
   const logger = new Logger('Segmenter');
+  if (options.settings.mode === 'hybrid' && !options.embed) {
+    throw new Error('hybrid segmentation needs an embedder (SegmenterRuntimeOptions.embed)');
+  }
   const topics = options.topics ?? DEFAULT_SEGMENTER_TOPICS;
   const groupId = options.groupId ?? 'engram-segmenter';
   const kafka = createKafka({ brokers: options.brokers, clientId: options.clientId ?? groupId });
@@ -136,6 +142,7 @@ export async function startSegmenter(options: SegmenterRuntimeOptions): Promise<
     (partitions) => readChangelog(kafka, topics.changelog, partitions),
     (text) => redactSecrets(text).text,
     inputPositions(admin, topics, groupId),
+    options.embed,
   );
   const deadLetters = new DeadLetterWriter(kafka, 'segmenter');
   await deadLetters.connect();

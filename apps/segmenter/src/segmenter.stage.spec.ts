@@ -174,4 +174,39 @@ describe('SegmenterStage', () => {
       link.linkedEpisodeId,
     ]);
   });
+
+  it('should blend prompt embeddings into the similarity in hybrid mode', async () => {
+    const base = prompts[0].event;
+    const turn = (n: number, text: string) =>
+      delivered(
+        { ...base, eventId: `h-${n}`, promptId: n, timestamp: base.timestamp + n * 60_000, text },
+        n,
+      );
+    const batch = [
+      turn(1, 'fix the token refresh race in src/auth/refresh.ts during logout'),
+      turn(2, 'debug the login failure users report after signing out of the dashboard'),
+    ];
+    const run = async (mode: 'keyword' | 'hybrid') => {
+      const embedded: string[][] = [];
+      const stage = new SegmenterStage(
+        DEFAULT_SEGMENTER_TOPICS,
+        CODECS,
+        segmenterSettings({ mode }),
+        () => Promise.resolve(new Map()),
+        (text) => text,
+        POSITIONS,
+        (texts) => {
+          embedded.push(texts);
+          return Promise.resolve(texts.map(() => [1, 0, 0]));
+        },
+      );
+      const opened = boundaries(await stage.promptStage.transform(batch)).filter(
+        (b) => (b as { type: string }).type === 'EpisodeOpened',
+      );
+      return { opened: opened.length, embedded };
+    };
+    // No shared keyword: keyword mode splits; the embeddings say "same topic" and hybrid does not.
+    expect(await run('keyword')).toEqual({ opened: 2, embedded: [] });
+    expect(await run('hybrid')).toEqual({ opened: 1, embedded: [batch.map((b) => b.event.text)] });
+  });
 });

@@ -93,6 +93,9 @@ export interface InputPositions {
 /** Redacts secrets from text before it is kept or published (SPEC §11). */
 export type Redactor = (text: string) => string;
 
+/** Embeds texts, one vector each, in order (hybrid mode). */
+export type EmbedTexts = (texts: string[]) => Promise<number[][]>;
+
 // The evidence kept for annotation is bounded, so one session's changelog record stays far below
 // the broker's 1 MB record limit whatever the agent does.
 const MAX_ERROR_CHARS = 500;
@@ -129,7 +132,10 @@ export class SegmenterStage {
     private readonly restore: (partitions: number[]) => Promise<Map<string, Buffer>>,
     private readonly redact: Redactor,
     private readonly positions: InputPositions,
+    /** Used in hybrid mode only: the prompts' embeddings join the keyword similarity. */
+    private readonly embed?: EmbedTexts,
   ) {
+    if (settings.mode !== 'hybrid') this.embed = undefined;
     this.segmenter = new StreamSegmenter({
       settings,
       sweepEvery: Number.POSITIVE_INFINITY,
@@ -193,7 +199,12 @@ export class SegmenterStage {
   }
 
   readonly promptStage: ExactlyOnceStage<Typed<'PromptSubmitted'>> = {
-    transform: (items) => this.transform(items, (item, out) => this.onPrompt(item, out)),
+    transform: async (items) => {
+      const embeddings = await this.embeddingsOf(items);
+      return this.transform(items, (item, out) =>
+        this.onPrompt(item, out, embeddings.get(item.event.eventId) ?? null),
+      );
+    },
     onCommitted: () => this.committed(),
     onAborted: () => this.aborted(),
   };
@@ -288,9 +299,25 @@ export class SegmenterStage {
     return this.finish(outputs);
   }
 
-  private onPrompt(item: Delivered<Typed<'PromptSubmitted'>>, outputs: SegmenterOutput[]): void {
+  /** Hybrid mode: one batched embedding call for the batch's user prompts (redacted). */
+  private async embeddingsOf(
+    items: Delivered<Typed<'PromptSubmitted'>>[],
+  ): Promise<Map<string, number[]>> {
+    const embeddings = new Map<string, number[]>();
+    if (!this.embed) return embeddings;
+    const prompts = items.map((item) => item.event).filter((p) => p.source === 'user');
+    const vectors = await this.embed(prompts.map((p) => this.redact(p.text)));
+    prompts.forEach((p, i) => embeddings.set(p.eventId, vectors[i]));
+    return embeddings;
+  }
+
+  private onPrompt(
+    item: Delivered<Typed<'PromptSubmitted'>>,
+    outputs: SegmenterOutput[],
+    embedding: number[] | null = null,
+  ): void {
     const prompt: PromptSubmitted = { ...item.event, text: this.redact(item.event.text) };
-    const result = this.segmenter.push(prompt);
+    const result = this.segmenter.push(prompt, embedding);
     if (result.decision.rule === 'duplicate') return;
     this.evidenceOf(prompt.sessionId, item.partition).prompts.push({
       eventId: prompt.eventId,
