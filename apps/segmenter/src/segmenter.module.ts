@@ -1,4 +1,8 @@
-import { createEmbedder } from '@engram/ai';
+import {
+  createEmbedder,
+  LlmContinuityAssessorClient,
+  OpenAiCompatibleChatClient,
+} from '@engram/ai';
 import { loadConfig } from '@engram/config';
 import { segmenterSettings } from '@engram/core';
 import {
@@ -36,6 +40,12 @@ export class SegmenterService implements OnApplicationBootstrap, OnApplicationSh
     // Hybrid mode embeds every user prompt with the local model (`npm run models:setup`);
     // a missing model stops start-up with that command in the message.
     const embedder = config.segmenter.mode === 'hybrid' ? await createEmbedder() : null;
+    // With an LLM configured, new threads are also judged by it (seed 004 §2.3), 10 s at most.
+    const assessor = config.llm
+      ? new LlmContinuityAssessorClient(
+          new OpenAiCompatibleChatClient({ ...config.llm, timeoutMs: 10_000, maxAttempts: 2 }),
+        )
+      : undefined;
     this.runtime = await startSegmenter({
       brokers: config.kafka.brokers,
       registryUrl: config.schemaRegistry.url,
@@ -46,6 +56,7 @@ export class SegmenterService implements OnApplicationBootstrap, OnApplicationSh
       partitions: config.segmenter.partitions,
       retry: config.retry,
       sweepIntervalMs: config.segmenter.sweepIntervalMs,
+      ...(assessor && { assessor }),
       ...(embedder && {
         embed: async (texts: string[]) =>
           (await embedder.embed(texts)).map((vector) => Array.from(vector)),

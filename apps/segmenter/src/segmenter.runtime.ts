@@ -1,4 +1,4 @@
-import { redactSecrets, type SegmenterSettings } from '@engram/core';
+import { redactSecrets, type LlmContinuityAssessor, type SegmenterSettings } from '@engram/core';
 import {
   AvroRegistry,
   contractCodec,
@@ -40,6 +40,8 @@ export interface SegmenterRuntimeOptions {
   clientId?: string;
   /** Required in hybrid mode: embeds prompt texts. */
   embed?: EmbedTexts;
+  /** The optional LLM half of cross-thread linking. */
+  assessor?: LlmContinuityAssessor;
 }
 
 export interface SegmenterRuntime {
@@ -143,6 +145,7 @@ export async function startSegmenter(options: SegmenterRuntimeOptions): Promise<
     (text) => redactSecrets(text).text,
     inputPositions(admin, topics, groupId),
     options.embed,
+    options.assessor ?? null,
   );
   const deadLetters = new DeadLetterWriter(kafka, 'segmenter');
   await deadLetters.connect();

@@ -192,7 +192,7 @@ describe('SegmenterStage', () => {
         DEFAULT_SEGMENTER_TOPICS,
         CODECS,
         segmenterSettings({ mode }),
-        () => Promise.resolve(new Map()),
+        () => Promise.resolve(new Map<string, Buffer>()),
         (text) => text,
         POSITIONS,
         (texts) => {
@@ -208,5 +208,60 @@ describe('SegmenterStage', () => {
     // No shared keyword: keyword mode splits; the embeddings say "same topic" and hybrid does not.
     expect(await run('keyword')).toEqual({ opened: 2, embedded: [] });
     expect(await run('hybrid')).toEqual({ opened: 1, embedded: [batch.map((b) => b.event.text)] });
+  });
+
+  it('should wait for the LLM assessor on a new thread and let a confident answer decide', async () => {
+    const asked: string[] = [];
+    const stage = new SegmenterStage(
+      DEFAULT_SEGMENTER_TOPICS,
+      CODECS,
+      segmenterSettings(),
+      () => Promise.resolve(new Map<string, Buffer>()),
+      (text) => text,
+      POSITIONS,
+      undefined,
+      {
+        assess: (input) => {
+          asked.push(input.currentMessage);
+          return Promise.resolve({
+            related: true,
+            confidence: 0.99,
+            reasoning: 'r',
+            keySignals: [],
+          });
+        },
+      },
+    );
+    const base = prompts[0].event;
+    const turn = (n: number, minutes: number, text: string) =>
+      delivered(
+        {
+          ...base,
+          sessionId: 'llm-session',
+          eventId: `llm-${n}`,
+          promptId: n,
+          timestamp: base.timestamp + minutes * 60_000,
+          channelKind: 'implicit' as const,
+          explicitThreadId: null,
+          userId: 'dev-9',
+          source: 'user' as const,
+          text,
+        },
+        n,
+      );
+    const outputs = await stage.promptStage.transform([
+      turn(1, 0, 'fix the token refresh race in src/auth/refresh.ts during logout'),
+      turn(2, 90, 'draft the quarterly hiring plan for the design team budget'),
+    ]);
+    const [decision] = (
+      outputs.find((o) => 'codec' in o && o.codec === CODECS.threadLinks) as StageOutput
+    ).events as ThreadLinkDecision[];
+    expect(asked).toEqual(['draft the quarterly hiring plan for the design team budget']);
+    expect(decision).toMatchObject({
+      decision: 'LINK',
+      decidedBy: 'llm',
+      uncertain: true,
+      llmStatus: 'ok',
+    });
   });
 });

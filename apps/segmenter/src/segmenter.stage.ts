@@ -1,6 +1,7 @@
 import type { LifecycleEvent, PromptSubmitted, ToolCallObserved, Typed } from '@engram/contracts';
 import {
   annotateEpisode,
+  type LlmContinuityAssessor,
   RecentEpisodeIndex,
   chooseParentEpisode,
   StreamSegmenter,
@@ -117,7 +118,7 @@ export class SegmenterStage {
   private readonly restored = new Set<number>();
   private owned = new Set<number>();
   private readonly chainIndex = new RecentEpisodeIndex();
-  private readonly linker = new ThreadLinker();
+  private readonly linker: ThreadLinker;
   /** Thread-link decisions and outcomes of the open transaction. */
   private linkRecords: unknown[] = [];
   /** Sessions ended in the open transaction: their changelog entry becomes a tombstone. */
@@ -134,8 +135,11 @@ export class SegmenterStage {
     private readonly positions: InputPositions,
     /** Used in hybrid mode only: the prompts' embeddings join the keyword similarity. */
     private readonly embed?: EmbedTexts,
+    /** The optional LLM half of cross-thread linking (seed 004 §2.3). */
+    assessor: LlmContinuityAssessor | null = null,
   ) {
     if (settings.mode !== 'hybrid') this.embed = undefined;
+    this.linker = new ThreadLinker(assessor);
     this.segmenter = new StreamSegmenter({
       settings,
       sweepEvery: Number.POSITIVE_INFINITY,
@@ -283,7 +287,9 @@ export class SegmenterStage {
 
   private async transform<E>(
     items: Delivered<E>[],
-    handle: (item: Delivered<E>, outputs: SegmenterOutput[]) => void,
+    // Synchronous but for the rare LLM-judged new thread: awaiting only then keeps the hot loop
+    // free of a microtask per record.
+    handle: (item: Delivered<E>, outputs: SegmenterOutput[]) => void | Promise<void>,
   ): Promise<AnyStageOutput[]> {
     // First batch of a newly owned partition, or the retry of an aborted one: restore first.
     for (const partition of new Set(items.map((item) => item.partition))) {
@@ -294,7 +300,8 @@ export class SegmenterStage {
       const sessionId = (item.event as { sessionId: string }).sessionId;
       this.evidenceOf(sessionId, item.partition);
       this.touched.add(sessionId);
-      handle(item, outputs);
+      const pending = handle(item, outputs);
+      if (pending) await pending;
     }
     return this.finish(outputs);
   }
@@ -315,7 +322,7 @@ export class SegmenterStage {
     item: Delivered<Typed<'PromptSubmitted'>>,
     outputs: SegmenterOutput[],
     embedding: number[] | null = null,
-  ): void {
+  ): void | Promise<void> {
     const prompt: PromptSubmitted = { ...item.event, text: this.redact(item.event.text) };
     const result = this.segmenter.push(prompt, embedding);
     if (result.decision.rule === 'duplicate') return;
@@ -331,25 +338,33 @@ export class SegmenterStage {
       methodologyPhase: prompt.methodologyPhase,
     });
     outputs.push(...result.outputs);
-    if (prompt.source === 'user') this.noteThreadActivity(prompt, result.outputs);
+    if (prompt.source === 'user') return this.noteThreadActivity(prompt, result.outputs);
   }
 
   /** A user turn: cross-thread linking decisions and outcomes (seed 004 §2.3–2.4). */
-  private noteThreadActivity(prompt: PromptSubmitted, outputs: SegmenterOutput[]): void {
+  private noteThreadActivity(
+    prompt: PromptSubmitted,
+    outputs: SegmenterOutput[],
+  ): void | Promise<void> {
     const state = this.segmenter.state(prompt.sessionId);
     const evidence = this.evidence.get(prompt.sessionId);
     if (!state?.thread || !state.episode || !evidence) return;
     const threadId = state.thread.threadId;
     const opened = outputs.find((o) => o.kind === 'opened' && o.episode.threadId === threadId);
-    this.linkRecords.push(
-      ...this.linker.onUserTurn(
-        prompt,
-        threadId,
-        state.episode.episodeId,
-        opened?.episode ?? null,
-        evidence,
-      ),
+    const records = this.linker.onUserTurn(
+      prompt,
+      threadId,
+      state.episode.episodeId,
+      opened?.episode ?? null,
+      evidence,
     );
+    if (!(records instanceof Promise)) {
+      this.linkRecords.push(...records);
+      return;
+    }
+    return records.then((decided) => {
+      this.linkRecords.push(...decided);
+    });
   }
 
   private onToolCall(item: Delivered<Typed<'ToolCallObserved'>>): void {

@@ -1,7 +1,11 @@
 import type { PromptSubmitted, ThreadLinkDecision } from '@engram/contracts';
 import {
   classifyOutcome,
+  decideCrossThreadLink,
   decideCrossThreadLinkAlgorithmically,
+  type CrossThreadCandidate,
+  type CrossThreadDecisionResult,
+  type LlmContinuityAssessor,
   intentKeywords,
   uuidV5,
   DEFAULT_CROSS_THREAD_OPTIONS,
@@ -34,28 +38,54 @@ const MAX_TURN_CHARS = 2_000;
 
 /**
  * Cross-thread linking in the stream (SPEC §4.3, seed 004 §2.3–2.4): a user's new thread is
- * decided against their recent threads (algorithmically: no LLM is wired into the service), a
- * LINK marks the new episode, and the next user prompt of the new thread that is evidence either
+ * decided against their recent threads (algorithmically, and with the LLM assessor when one is
+ * configured: then the batch waits for it, bounded by the core's timeout), a LINK marks the new
+ * episode, and the next user prompt of the new thread that is evidence either
  * way records the decision's outcome (CORRECT / INCORRECT) by republishing it under its key.
  */
 export class ThreadLinker {
   private readonly threads = new RecentThreads();
 
-  /** The records this user turn produces: an outcome, a new decision, both or none. */
+  constructor(private readonly assessor: LlmContinuityAssessor | null = null) {}
+
+  /**
+   * The records this user turn produces: an outcome, a new decision, both or none. Synchronous
+   * unless a new thread is to be judged by the LLM too.
+   */
   onUserTurn(
     prompt: PromptSubmitted,
     threadId: string,
     episodeId: string,
     opened: EpisodeSnapshot | null,
     evidence: LinkEvidence,
-  ): ThreadLinkRecord[] {
+  ): ThreadLinkRecord[] | Promise<ThreadLinkRecord[]> {
     const records: ThreadLinkRecord[] = [];
     const outcome = this.outcomeOf(prompt, threadId, evidence);
     if (outcome) records.push(outcome);
-    if (opened && !this.threads.has(threadId)) {
-      const decision = this.decide(prompt, threadId, opened, evidence);
-      if (decision) records.push(decision);
-    }
+    const finish = (decided: ThreadLinkRecord | null): ThreadLinkRecord[] => {
+      if (decided) records.push(decided);
+      this.recordTurn(prompt, threadId, episodeId);
+      return records;
+    };
+    if (!opened || this.threads.has(threadId)) return finish(null);
+    const candidates = this.threads.candidates(prompt.tenantId, prompt.userId, prompt.timestamp);
+    const input = {
+      opening: {
+        threadId,
+        tenantId: prompt.tenantId,
+        userId: prompt.userId,
+        openedAt: prompt.timestamp,
+        text: prompt.text,
+      },
+      candidates,
+    };
+    const settle = (result: CrossThreadDecisionResult) =>
+      finish(this.recordDecision(prompt, threadId, opened, candidates, result, evidence));
+    if (!this.assessor) return settle(decideCrossThreadLinkAlgorithmically(input));
+    return decideCrossThreadLink(input, this.assessor).then(settle);
+  }
+
+  private recordTurn(prompt: PromptSubmitted, threadId: string, episodeId: string): void {
     this.threads.record({
       threadId,
       tenantId: prompt.tenantId,
@@ -64,7 +94,6 @@ export class ThreadLinker {
       text: prompt.text.slice(0, MAX_TURN_CHARS),
       episodeId,
     });
-    return records;
   }
 
   /** Forgets the index (after an aborted transaction the retried batch must decide again). */
@@ -96,23 +125,14 @@ export class ThreadLinker {
     };
   }
 
-  private decide(
+  private recordDecision(
     prompt: PromptSubmitted,
     threadId: string,
     opened: EpisodeSnapshot,
+    candidates: CrossThreadCandidate[],
+    { record }: CrossThreadDecisionResult,
     evidence: LinkEvidence,
   ): ThreadLinkRecord | null {
-    const candidates = this.threads.candidates(prompt.tenantId, prompt.userId, prompt.timestamp);
-    const { record } = decideCrossThreadLinkAlgorithmically({
-      opening: {
-        threadId,
-        tenantId: prompt.tenantId,
-        userId: prompt.userId,
-        openedAt: prompt.timestamp,
-        text: prompt.text,
-      },
-      candidates,
-    });
     if (!record) return null;
     const linkedEpisodeId = this.threads.latestEpisodeOf(record.candidateThreadId);
     if (record.decision === 'LINK' && linkedEpisodeId) {

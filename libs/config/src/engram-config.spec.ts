@@ -22,4 +22,15 @@ describe('parseConfig', () => {
     expect(bad).toThrow(/ENGRAM_NEO4J_URL/);
     expect(bad).toThrow(/fix:/);
   });
+
+  it('should configure an LLM only with a base URL and a model', () => {
+    expect(parseConfig({}).llm).toBeNull();
+    expect(
+      parseConfig({ ENGRAM_LLM_BASE_URL: 'http://127.0.0.1:11434/v1', ENGRAM_LLM_MODEL: 'qwen' })
+        .llm,
+    ).toEqual({ baseUrl: 'http://127.0.0.1:11434/v1', model: 'qwen', apiKey: undefined });
+    expect(() => parseConfig({ ENGRAM_LLM_BASE_URL: 'http://127.0.0.1:11434/v1' })).toThrow(
+      /ENGRAM_LLM_MODEL/,
+    );
+  });
 });

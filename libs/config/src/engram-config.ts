@@ -34,6 +34,9 @@ const envSchema = z.object({
   ENGRAM_SEGMENTER_INSTANCE_ID: z.string().min(1).default('0'),
   ENGRAM_SEGMENTER_PARTITIONS: z.coerce.number().int().min(1).max(1000).default(3),
   ENGRAM_SEGMENTER_SWEEP_MS: z.coerce.number().int().min(100).default(5_000),
+  ENGRAM_LLM_BASE_URL: z.url().optional(),
+  ENGRAM_LLM_MODEL: z.string().min(1).optional(),
+  ENGRAM_LLM_API_KEY: z.string().min(1).optional(),
 });
 
 export interface EngramConfig {
@@ -53,6 +56,8 @@ export interface EngramConfig {
     partitions: number;
     sweepIntervalMs: number;
   };
+  /** An OpenAI-compatible chat endpoint (Ollama, vLLM, OpenAI); null: Engram runs without one. */
+  llm: { baseUrl: string; model: string; apiKey?: string } | null;
 }
 
 export class ConfigError extends Error {
@@ -72,6 +77,11 @@ export function parseConfig(env: Record<string, string | undefined>): EngramConf
     );
   }
   const e = parsed.data;
+  if (e.ENGRAM_LLM_BASE_URL && !e.ENGRAM_LLM_MODEL) {
+    throw new ConfigError([
+      'ENGRAM_LLM_MODEL: required when ENGRAM_LLM_BASE_URL is set (fix: name the model, e.g. llama3.1:8b)',
+    ]);
+  }
   return {
     serviceName: e.ENGRAM_SERVICE_NAME,
     kafka: {
@@ -101,6 +111,14 @@ export function parseConfig(env: Record<string, string | undefined>): EngramConf
       partitions: e.ENGRAM_SEGMENTER_PARTITIONS,
       sweepIntervalMs: e.ENGRAM_SEGMENTER_SWEEP_MS,
     },
+    llm:
+      e.ENGRAM_LLM_BASE_URL && e.ENGRAM_LLM_MODEL
+        ? {
+            baseUrl: e.ENGRAM_LLM_BASE_URL,
+            model: e.ENGRAM_LLM_MODEL,
+            apiKey: e.ENGRAM_LLM_API_KEY,
+          }
+        : null,
   };
 }
 

@@ -13,3 +13,4 @@ export {
   retryDelayMs,
   type OpenAiCompatibleChatOptions,
 } from './openai-compatible-chat-client';
+export * from './continuity-assessor';
