@@ -49,7 +49,12 @@ export class SegmenterService implements OnApplicationBootstrap, OnApplicationSh
     this.runtime = await startSegmenter({
       brokers: config.kafka.brokers,
       registryUrl: config.schemaRegistry.url,
-      settings: segmenterSettings({ mode: config.segmenter.mode }),
+      settings: segmenterSettings({
+        mode: config.segmenter.mode,
+        inactivityTimeoutMinutes: config.segmenter.inactivityMinutes,
+        inactivityTimeoutByChannel: config.segmenter.inactivityByChannel,
+        inactivityTimeoutByTenant: config.segmenter.inactivityByTenant,
+      }),
       topics: prefixedTopics(config.topicPrefix),
       groupId: config.topicPrefix + config.segmenter.groupId,
       instanceId: config.segmenter.instanceId,

@@ -33,4 +33,19 @@ describe('parseConfig', () => {
       /ENGRAM_LLM_MODEL/,
     );
   });
+
+  it('should read thread timeouts per channel and tenant, and refuse a malformed list', () => {
+    const { segmenter } = parseConfig({
+      ENGRAM_SEGMENTER_INACTIVITY_MINUTES: '20',
+      ENGRAM_SEGMENTER_INACTIVITY_OVERRIDES: 'channel:sms=240,tenant:acme=45',
+    });
+    expect(segmenter).toMatchObject({
+      inactivityMinutes: 20,
+      inactivityByChannel: { sms: 240 },
+      inactivityByTenant: { acme: 45 },
+    });
+    expect(() => parseConfig({ ENGRAM_SEGMENTER_INACTIVITY_OVERRIDES: 'sms=240' })).toThrow(
+      /ENGRAM_SEGMENTER_INACTIVITY_OVERRIDES/,
+    );
+  });
 });

@@ -34,6 +34,14 @@ const envSchema = z.object({
   ENGRAM_SEGMENTER_INSTANCE_ID: z.string().min(1).default('0'),
   ENGRAM_SEGMENTER_PARTITIONS: z.coerce.number().int().min(1).max(1000).default(3),
   ENGRAM_SEGMENTER_SWEEP_MS: z.coerce.number().int().min(100).default(5_000),
+  ENGRAM_SEGMENTER_INACTIVITY_MINUTES: z.coerce.number().positive().default(30),
+  ENGRAM_SEGMENTER_INACTIVITY_OVERRIDES: z
+    .string()
+    .regex(
+      /^((channel|tenant):[^:=,]+=\d+(\.\d+)?)?(,(channel|tenant):[^:=,]+=\d+(\.\d+)?)*$/,
+      'comma-separated channel:<name>=<minutes> or tenant:<id>=<minutes>',
+    )
+    .default(''),
   ENGRAM_LLM_BASE_URL: z.url().optional(),
   ENGRAM_LLM_MODEL: z.string().min(1).optional(),
   ENGRAM_LLM_API_KEY: z.string().min(1).optional(),
@@ -55,6 +63,10 @@ export interface EngramConfig {
     instanceId: string;
     partitions: number;
     sweepIntervalMs: number;
+    /** Implicit channels: minutes of inactivity that open a new thread (seed 004: 30). */
+    inactivityMinutes: number;
+    inactivityByChannel: Record<string, number>;
+    inactivityByTenant: Record<string, number>;
   };
   /** An OpenAI-compatible chat endpoint (Ollama, vLLM, OpenAI); null: Engram runs without one. */
   llm: { baseUrl: string; model: string; apiKey?: string } | null;
@@ -110,6 +122,8 @@ export function parseConfig(env: Record<string, string | undefined>): EngramConf
       instanceId: e.ENGRAM_SEGMENTER_INSTANCE_ID,
       partitions: e.ENGRAM_SEGMENTER_PARTITIONS,
       sweepIntervalMs: e.ENGRAM_SEGMENTER_SWEEP_MS,
+      inactivityMinutes: e.ENGRAM_SEGMENTER_INACTIVITY_MINUTES,
+      ...inactivityOverrides(e.ENGRAM_SEGMENTER_INACTIVITY_OVERRIDES),
     },
     llm:
       e.ENGRAM_LLM_BASE_URL && e.ENGRAM_LLM_MODEL
@@ -120,6 +134,20 @@ export function parseConfig(env: Record<string, string | undefined>): EngramConf
           }
         : null,
   };
+}
+
+/** `channel:sms=240,tenant:acme=45` → per-channel and per-tenant thread timeouts (minutes). */
+function inactivityOverrides(
+  text: string,
+): Pick<EngramConfig['segmenter'], 'inactivityByChannel' | 'inactivityByTenant'> {
+  const byChannel: Record<string, number> = {};
+  const byTenant: Record<string, number> = {};
+  for (const entry of text.split(',').filter(Boolean)) {
+    const [scope, rest] = [entry.slice(0, entry.indexOf(':')), entry.slice(entry.indexOf(':') + 1)];
+    const [name, minutes] = rest.split('=');
+    (scope === 'channel' ? byChannel : byTenant)[name] = Number(minutes);
+  }
+  return { inactivityByChannel: byChannel, inactivityByTenant: byTenant };
 }
 
 let cached: EngramConfig | undefined;
