@@ -196,6 +196,20 @@ describe('chooseParentEpisode', () => {
 });
 
 describe('RecentEpisodeIndex', () => {
+  it('should forget evicted episodes: remove() finds them no more, re-adding works', () => {
+    const index = new RecentEpisodeIndex({ maxPerProject: 2 });
+    index.add(candidate('old', 3, ['a']), NOW);
+    index.add(candidate('mid', 2, ['b']), NOW);
+    index.add(candidate('new', 1, ['c']), NOW);
+    index.add(candidate('other', 1, ['d'], { projectId: 'repo-b' }), NOW);
+    expect(index.remove('old')).toBe(false);
+    expect(index.remove('mid')).toBe(true);
+    expect(index.remove('mid')).toBe(false);
+    expect(index.candidates('repo-a', NOW).map((e) => e.episodeId)).toEqual(['new']);
+    index.add(candidate('old', 3, ['a']), NOW);
+    expect(index.size).toBe(3);
+  });
+
   it('should hold closed episodes per project, newest first', () => {
     const index = new RecentEpisodeIndex();
     index.add(candidate('a1', 5, LEAK), NOW);

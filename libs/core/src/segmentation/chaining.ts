@@ -142,6 +142,8 @@ export interface RecentEpisodeIndexState {
 export class RecentEpisodeIndex {
   private readonly options: RecentEpisodeIndexOptions;
   private readonly projects = new Map<string, ChainCandidate[]>();
+  /** episodeId → projectId, so a removal looks in one project only. */
+  private readonly projectOf = new Map<string, string>();
 
   constructor(options: Partial<RecentEpisodeIndexOptions> = {}, state?: RecentEpisodeIndexState) {
     this.options = { ...DEFAULT_RECENT_EPISODE_INDEX_OPTIONS, ...options };
@@ -169,15 +171,14 @@ export class RecentEpisodeIndex {
 
   /** Removes an episode; true when it was there. */
   remove(episodeId: string): boolean {
-    for (const [projectId, episodes] of this.projects) {
-      const index = episodes.findIndex((episode) => episode.episodeId === episodeId);
-      if (index >= 0) {
-        episodes.splice(index, 1);
-        if (episodes.length === 0) this.projects.delete(projectId);
-        return true;
-      }
-    }
-    return false;
+    const projectId = this.projectOf.get(episodeId);
+    if (projectId === undefined) return false;
+    this.projectOf.delete(episodeId);
+    const episodes = this.projects.get(projectId) ?? [];
+    const index = episodes.findIndex((episode) => episode.episodeId === episodeId);
+    if (index >= 0) episodes.splice(index, 1);
+    if (episodes.length === 0) this.projects.delete(projectId);
+    return index >= 0;
   }
 
   /** Evicts every episode closed more than `maxAgeMs` before `now`; returns how many. */
@@ -187,11 +188,13 @@ export class RecentEpisodeIndex {
     return evicted;
   }
 
-  /** The project's episodes inside the window at `now`, newest first (copies; no eviction). */
-  candidates(projectId: string, now: number): ChainCandidate[] {
-    return (this.projects.get(projectId) ?? [])
-      .filter((episode) => !this.isStale(episode, now))
-      .map(copyCandidate);
+  /**
+   * The project's episodes inside the window at `now`, newest first (no eviction). The entries
+   * are the index's own, read-only: copying them on every episode opening cost the segmenter
+   * more than choosing the parent.
+   */
+  candidates(projectId: string, now: number): readonly Readonly<ChainCandidate>[] {
+    return (this.projects.get(projectId) ?? []).filter((episode) => !this.isStale(episode, now));
   }
 
   /** Episodes held, all projects. */
@@ -217,6 +220,7 @@ export class RecentEpisodeIndex {
     episodes.push(episode);
     episodes.sort(newestFirst);
     this.projects.set(episode.projectId, episodes);
+    this.projectOf.set(episode.episodeId, episode.projectId);
   }
 
   private isStale(episode: ChainCandidate, now: number): boolean {
@@ -227,6 +231,9 @@ export class RecentEpisodeIndex {
     const episodes = this.projects.get(projectId);
     if (episodes === undefined) return 0;
     const kept = episodes.filter((episode) => !this.isStale(episode, now));
+    for (const episode of episodes) {
+      if (this.isStale(episode, now)) this.projectOf.delete(episode.episodeId);
+    }
     if (kept.length === 0) this.projects.delete(projectId);
     else this.projects.set(projectId, kept);
     return episodes.length - kept.length;
@@ -236,7 +243,9 @@ export class RecentEpisodeIndex {
     const episodes = this.projects.get(projectId);
     if (episodes === undefined) return;
     const limit = Math.max(0, Math.floor(this.options.maxPerProject));
-    if (episodes.length > limit) episodes.splice(limit);
+    for (const evicted of episodes.length > limit ? episodes.splice(limit) : []) {
+      this.projectOf.delete(evicted.episodeId);
+    }
     if (episodes.length === 0) this.projects.delete(projectId);
   }
 }
