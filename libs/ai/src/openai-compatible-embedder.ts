@@ -1,7 +1,6 @@
 import {
   backoffDelayMs,
   DownstreamUnavailableError,
-  errorMessage,
   l2Normalise,
   MisconfigurationError,
   type BackoffOptions,
@@ -10,6 +9,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { chunk } from './batches';
 import type { Embedder } from './embedder';
 import { EmbeddingServiceError } from './errors';
+import {
+  describeFetchError,
+  judgeReply,
+  optionProblems,
+  postJson,
+  type TransientFailure,
+} from './http-exchange';
 import { parseEmbeddingsReply, type EmbeddingsRequest } from './openai-wire';
 
 export interface OpenAiCompatibleOptions {
@@ -33,9 +39,7 @@ export interface OpenAiCompatibleOptions {
 }
 
 /** How one HTTP attempt ended: vectors, or a transient failure worth another attempt. */
-type Attempt =
-  | { ok: true; vectors: number[][] }
-  | { ok: false; problem: string; retryAfterMs?: number; cause?: unknown };
+type Attempt = { ok: true; vectors: number[][] } | TransientFailure;
 
 interface Settings {
   maxBatchSize: number;
@@ -43,8 +47,6 @@ interface Settings {
   maxAttempts: number;
   backoff: BackoffOptions;
 }
-
-const BODY_EXCERPT_CHARS = 500;
 
 /**
  * Embeddings from any server speaking the OpenAI embeddings API (OpenAI, Ollama, vLLM, TEI):
@@ -99,12 +101,12 @@ export class OpenAiCompatibleEmbedder implements Embedder {
   private async attempt(request: EmbeddingsRequest): Promise<Attempt> {
     let response: Response;
     try {
-      response = await fetch(this.url, {
-        method: 'POST',
-        headers: this.headers(),
-        body: JSON.stringify(request),
-        signal: AbortSignal.timeout(this.settings.timeoutMs),
-      });
+      response = await postJson(
+        this.url,
+        request,
+        this.options.apiKey,
+        AbortSignal.timeout(this.settings.timeoutMs),
+      );
     } catch (error) {
       return { ok: false, problem: `request failed: ${describeFetchError(error)}`, cause: error };
     }
@@ -116,33 +118,12 @@ export class OpenAiCompatibleEmbedder implements Embedder {
     if (text === undefined) {
       return { ok: false, problem: 'connection lost while reading the reply' };
     }
-    if (isTransientStatus(response.status)) {
-      return {
-        ok: false,
-        problem: statusProblem(response, text),
-        retryAfterMs: retryAfterMs(response),
-      };
-    }
-    if (!response.ok) {
-      const problem = statusProblem(response, text);
-      throw new EmbeddingServiceError(
-        `embedding service ${this.url} refused the request: ${problem}`,
-        {
-          url: this.url,
-          status: response.status,
-        },
-      );
-    }
-    return { ok: true, vectors: parseEmbeddingsReply(parseJson(text), inputCount) };
-  }
-
-  private headers(): Record<string, string> {
-    const headers: Record<string, string> = {
-      'content-type': 'application/json',
-      accept: 'application/json',
-    };
-    if (this.options.apiKey) headers.authorization = `Bearer ${this.options.apiKey}`;
-    return headers;
+    const reply = judgeReply(response, text, {
+      name: 'embedding service',
+      url: this.url,
+      ServiceError: EmbeddingServiceError,
+    });
+    return reply.ok ? { ok: true, vectors: parseEmbeddingsReply(reply.body, inputCount) } : reply;
   }
 
   /** A wrong `dims` is a configuration mistake: the stored vectors and the index would not match. */
@@ -165,32 +146,17 @@ export class OpenAiCompatibleEmbedder implements Embedder {
 }
 
 function assertOptions(options: OpenAiCompatibleOptions): void {
-  const problems: string[] = [];
-  if (!/^https?:\/\/[^/]/.test(options.baseUrl)) {
-    problems.push(`baseUrl must be an http(s) URL, got "${options.baseUrl}"`);
-  }
-  if (!options.model) problems.push('model must be set');
-  const positive: [string, number | undefined][] = [
-    ['dims', options.dims],
-    ['maxBatchSize', options.maxBatchSize],
-    ['timeoutMs', options.timeoutMs],
-    ['maxAttempts', options.maxAttempts],
-  ];
-  for (const [name, value] of positive) {
-    if (value !== undefined && !(Number.isInteger(value) && value > 0)) {
-      problems.push(`${name} must be a positive integer, got ${value}`);
-    }
-  }
+  const problems = optionProblems(options, {
+    dims: options.dims,
+    maxBatchSize: options.maxBatchSize,
+    timeoutMs: options.timeoutMs,
+    maxAttempts: options.maxAttempts,
+  });
   if (problems.length > 0) {
     throw new MisconfigurationError(`OpenAI-compatible embedder: ${problems.join('; ')}`, {
       problems,
     });
   }
-}
-
-/** Rate limits and server errors pass; other 4xx mean this request is wrong and will stay wrong. */
-function isTransientStatus(status: number): boolean {
-  return status === 429 || status >= 500;
 }
 
 /** The body, or undefined when the connection dropped mid-reply (a transient failure). */
@@ -200,33 +166,4 @@ async function readBody(response: Response): Promise<string | undefined> {
   } catch {
     return undefined;
   }
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    throw new EmbeddingServiceError(
-      `embedding service reply is not JSON: ${text.slice(0, BODY_EXCERPT_CHARS)}`,
-    );
-  }
-}
-
-function statusProblem(response: Response, body: string): string {
-  return `HTTP ${response.status} ${response.statusText}: ${body.slice(0, BODY_EXCERPT_CHARS)}`;
-}
-
-/** `Retry-After` in seconds (the form rate limiters send); dates and junk are ignored. */
-function retryAfterMs(response: Response): number | undefined {
-  const seconds = Number(response.headers.get('retry-after') ?? Number.NaN);
-  return Number.isFinite(seconds) && seconds >= 0 ? seconds * 1000 : undefined;
-}
-
-/** fetch hides the socket error behind "fetch failed"; the cause says what actually happened. */
-function describeFetchError(error: unknown): string {
-  if (error instanceof Error && error.name === 'TimeoutError') return 'timed out';
-  const cause = error instanceof Error ? error.cause : undefined;
-  return cause === undefined
-    ? errorMessage(error)
-    : `${errorMessage(error)} (${errorMessage(cause)})`;
 }

@@ -1,6 +1,7 @@
 export * from './errors/engram-error';
 export * from './ids/deterministic-id';
 export * from './math/vectors';
+export * from './memory';
 export * from './reliability/retry-policy';
 export * from './segmentation';
 export * from './redaction';

@@ -5,8 +5,19 @@ import {
   type BackoffOptions,
 } from '@engram/core';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { parseChatReply, type ChatCompletionsRequest, type ChatReply } from './chat-wire';
-import { describeFetchError, parseJson, retryAfterMs, statusProblem } from './http-reply';
+import {
+  describeFetchError,
+  judgeReply,
+  optionProblems,
+  postJson,
+  type TransientFailure,
+} from '../http-exchange';
+import {
+  errorBodyMessage,
+  parseChatReply,
+  type ChatCompletionsRequest,
+  type ChatReply,
+} from './chat-wire';
 import type { ChatCompletion, ChatRequest, LlmClient } from './llm-client';
 import { LlmServiceError } from './llm-errors';
 import { fitToBudget, type OverBudgetPolicy } from './token-budget';
@@ -52,9 +63,7 @@ interface Settings {
 }
 
 /** How one HTTP attempt ended: a reply, or a transient failure worth another attempt. */
-type Attempt =
-  | { ok: true; reply: ChatReply }
-  | { ok: false; problem: string; retryAfterMs?: number; cause?: unknown };
+type Attempt = { ok: true; reply: ChatReply } | TransientFailure;
 
 /**
  * Completions from any server speaking the OpenAI chat completions API (OpenAI, Ollama, vLLM,
@@ -158,14 +167,15 @@ export class OpenAiCompatibleChatClient implements LlmClient {
     const forward = (): void => controller.abort(signal?.reason);
     signal?.addEventListener('abort', forward, { once: true });
     try {
-      const response = await fetch(this.url, {
-        method: 'POST',
-        headers: this.headers(),
-        body: JSON.stringify(body),
-        signal: controller.signal,
+      const response = await postJson(this.url, body, this.options.apiKey, controller.signal);
+      const reply = judgeReply(response, await response.text(), {
+        name: 'chat service',
+        url: this.url,
+        ServiceError: LlmServiceError,
+        context: { model: this.options.model },
+        bodyMessage: errorBodyMessage,
       });
-      const text = await response.text();
-      return this.judge(response, text);
+      return reply.ok ? { ok: true, reply: parseChatReply(reply.body) } : reply;
     } catch (error) {
       signal?.throwIfAborted();
       if (error instanceof LlmServiceError) throw error;
@@ -177,36 +187,6 @@ export class OpenAiCompatibleChatClient implements LlmClient {
       clearTimeout(timer);
       signal?.removeEventListener('abort', forward);
     }
-  }
-
-  private judge(response: Response, text: string): Attempt {
-    if (response.status === 429 || response.status >= 500) {
-      return {
-        ok: false,
-        problem: statusProblem(response, text),
-        retryAfterMs: retryAfterMs(response),
-      };
-    }
-    if (!response.ok) {
-      throw new LlmServiceError(
-        `chat service ${this.url} refused the request: ${statusProblem(response, text)}`,
-        {
-          url: this.url,
-          model: this.options.model,
-          status: response.status,
-        },
-      );
-    }
-    return { ok: true, reply: parseChatReply(parseJson(text)) };
-  }
-
-  private headers(): Record<string, string> {
-    const headers: Record<string, string> = {
-      'content-type': 'application/json',
-      accept: 'application/json',
-    };
-    if (this.options.apiKey) headers.authorization = `Bearer ${this.options.apiKey}`;
-    return headers;
   }
 }
 
@@ -234,23 +214,13 @@ async function pause(ms: number, signal: AbortSignal | undefined): Promise<void>
 }
 
 function assertOptions(options: OpenAiCompatibleChatOptions): void {
-  const problems: string[] = [];
-  if (!/^https?:\/\/[^/]/.test(options.baseUrl)) {
-    problems.push(`baseUrl must be an http(s) URL, got "${options.baseUrl}"`);
-  }
-  if (!options.model) problems.push('model must be set');
-  const positive: [string, number | undefined][] = [
-    ['timeoutMs', options.timeoutMs],
-    ['maxAttempts', options.maxAttempts],
-    ['maxPromptTokens', options.maxPromptTokens],
-    ['maxCompletionTokens', options.maxCompletionTokens],
-    ['contextWindowTokens', options.contextWindowTokens],
-  ];
-  for (const [name, value] of positive) {
-    if (value !== undefined && !(Number.isInteger(value) && value > 0)) {
-      problems.push(`${name} must be a positive integer, got ${value}`);
-    }
-  }
+  const problems = optionProblems(options, {
+    timeoutMs: options.timeoutMs,
+    maxAttempts: options.maxAttempts,
+    maxPromptTokens: options.maxPromptTokens,
+    maxCompletionTokens: options.maxCompletionTokens,
+    contextWindowTokens: options.contextWindowTokens,
+  });
   const completion = options.maxCompletionTokens ?? 2_048;
   if (options.contextWindowTokens !== undefined && options.contextWindowTokens <= completion) {
     problems.push(

@@ -1,6 +1,11 @@
-import { once } from 'node:events';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import {
+  openAiError,
+  send,
+  startFakeHttpServer,
+  type FakeExchange,
+  type FakeHttpServer,
+  type ReceivedRequest,
+} from './fake-http-server';
 
 /**
  * An in-process OpenAI-compatible chat completions server on loopback for tests: it speaks the
@@ -8,24 +13,11 @@ import type { AddressInfo } from 'node:net';
  * `{ id, object: 'chat.completion', created, model, choices: [{ index, message: { role:
  * 'assistant', content }, finish_reason }], usage }` out, OpenAI-style `{ error }` bodies for
  * 4xx) and can be scripted to answer 429, 500, slowly, with a dropped connection or a malformed
- * body. Same shape as fake-embeddings-server.ts.
+ * body. The server itself is fake-http-server.ts's, as for fake-embeddings-server.ts.
  */
-export interface FakeChatServer {
-  /** Root to configure as `baseUrl`, e.g. `http://127.0.0.1:PORT/v1`. */
-  baseUrl: string;
-  /** Every request received, parsed. */
-  requests: ReceivedChatRequest[];
-  /** Queue one behaviour per upcoming request; the normal replies resume after them. */
-  next(...behaviours: ChatBehaviour[]): void;
-  close(): Promise<void>;
-}
+export type FakeChatServer = FakeHttpServer<ChatBehaviour>;
 
-export interface ReceivedChatRequest {
-  path: string;
-  authorization: string | undefined;
-  contentType: string | undefined;
-  body: unknown;
-}
+export type ReceivedChatRequest = ReceivedRequest;
 
 export type ChatBehaviour =
   /** Answer with this content (and finish reason, default `stop`). */
@@ -54,60 +46,15 @@ interface ChatBody {
   max_tokens?: unknown;
 }
 
-export async function startFakeChatServer(options: FakeChatServerOptions): Promise<FakeChatServer> {
-  const requests: ReceivedChatRequest[] = [];
-  const queue: ChatBehaviour[] = [];
-  const timers = new Set<NodeJS.Timeout>();
+export function startFakeChatServer(options: FakeChatServerOptions): Promise<FakeChatServer> {
   let completions = 0;
-  const wait = (ms: number): Promise<void> =>
-    new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        timers.delete(timer);
-        resolve();
-      }, ms);
-      timers.add(timer);
-    });
-  const server = createServer((req, res) => {
-    void (async () => {
-      const body = await readJson(req);
-      requests.push({
-        path: req.url ?? '',
-        authorization: req.headers.authorization,
-        contentType: req.headers['content-type'],
-        body,
-      });
-      await behave(queue.shift(), {
-        req,
-        res,
-        body,
-        options,
-        wait,
-        nextId: () => (completions += 1),
-      });
-    })();
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  return {
-    baseUrl: `http://127.0.0.1:${port}/v1`,
-    requests,
-    next: (...behaviours) => queue.push(...behaviours),
-    close: async () => {
-      for (const timer of timers) clearTimeout(timer);
-      server.closeAllConnections();
-      server.close();
-      await once(server, 'close');
-    },
-  };
+  return startFakeHttpServer<ChatBehaviour>((exchange, behaviour) =>
+    behave(behaviour, { ...exchange, options, nextId: () => (completions += 1) }),
+  );
 }
 
-interface Exchange {
-  req: IncomingMessage;
-  res: ServerResponse;
-  body: unknown;
+interface Exchange extends FakeExchange {
   options: FakeChatServerOptions;
-  wait: (ms: number) => Promise<void>;
   nextId: () => number;
 }
 
@@ -222,30 +169,4 @@ function completion(x: Exchange, content: string | null, finishReason: string): 
 
 function echo(messages: { role: string; content: string }[]): string {
   return `echo: ${messages[messages.length - 1]?.content ?? ''}`;
-}
-
-function openAiError(message: string, type: string): unknown {
-  return { error: { message, type, param: null, code: null } };
-}
-
-function send(
-  res: ServerResponse,
-  status: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-): void {
-  if (res.destroyed) return;
-  res
-    .writeHead(status, { 'content-type': 'application/json', ...headers })
-    .end(JSON.stringify(body));
-}
-
-async function readJson(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
-  } catch {
-    return undefined;
-  }
 }

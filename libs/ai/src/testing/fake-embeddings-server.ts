@@ -1,6 +1,13 @@
-import { once } from 'node:events';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  openAiError,
+  send,
+  startFakeHttpServer,
+  type FakeExchange,
+  type FakeHttpServer,
+} from './fake-http-server';
+
+export type { ReceivedRequest } from './fake-http-server';
 
 /**
  * An in-process OpenAI-compatible embeddings server on loopback for tests: it speaks the real wire
@@ -8,22 +15,7 @@ import type { AddressInfo } from 'node:net';
  * 'embedding', embedding, index }], model, usage }` out, OpenAI-style `{ error }` bodies) and
  * returns `data` in reverse order, so clients must order by `index` as the API says.
  */
-export interface FakeEmbeddingsServer {
-  /** Root to configure as `baseUrl`, e.g. `http://127.0.0.1:PORT/v1`. */
-  baseUrl: string;
-  /** Every request received, parsed. */
-  requests: ReceivedRequest[];
-  /** Queue one behaviour per upcoming request, before the normal replies resume. */
-  next(...behaviours: Behaviour[]): void;
-  close(): Promise<void>;
-}
-
-export interface ReceivedRequest {
-  path: string;
-  authorization: string | undefined;
-  contentType: string | undefined;
-  body: unknown;
-}
+export type FakeEmbeddingsServer = FakeHttpServer<Behaviour>;
 
 export type Behaviour =
   | { kind: 'status'; status: number; body?: unknown; headers?: Record<string, string> }
@@ -39,27 +31,12 @@ export interface FakeServerOptions {
   apiKey?: string;
 }
 
-export async function startFakeEmbeddingsServer(
+export function startFakeEmbeddingsServer(
   options: FakeServerOptions,
 ): Promise<FakeEmbeddingsServer> {
-  const requests: ReceivedRequest[] = [];
-  const queue: Behaviour[] = [];
-  const server = createServer((req, res) => {
-    void handle(req, res, options, requests, queue.shift());
-  });
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as AddressInfo;
-  return {
-    baseUrl: `http://127.0.0.1:${port}/v1`,
-    requests,
-    next: (...behaviours) => queue.push(...behaviours),
-    close: async () => {
-      server.closeAllConnections();
-      server.close();
-      await once(server, 'close');
-    },
-  };
+  return startFakeHttpServer<Behaviour>((exchange, behaviour) =>
+    handle(exchange, options, behaviour),
+  );
 }
 
 /** A deterministic, deliberately not normalised vector for a text: a hashed character histogram. */
@@ -71,19 +48,10 @@ export function fakeEmbedding(text: string, dims: number): number[] {
 }
 
 async function handle(
-  req: IncomingMessage,
-  res: ServerResponse,
+  { req, res, body, wait }: FakeExchange,
   options: FakeServerOptions,
-  requests: ReceivedRequest[],
   behaviour: Behaviour | undefined,
 ): Promise<void> {
-  const body = await readJson(req);
-  requests.push({
-    path: req.url ?? '',
-    authorization: req.headers.authorization,
-    contentType: req.headers['content-type'],
-    body,
-  });
   switch (behaviour?.kind) {
     case 'drop':
       req.socket.destroy();
@@ -94,7 +62,7 @@ async function handle(
       res.writeHead(200, { 'content-type': 'application/json' }).end(behaviour.body);
       return;
     case 'delay':
-      await new Promise((resolve) => setTimeout(resolve, behaviour.ms));
+      await wait(behaviour.ms);
       return reply(req, res, body, options);
     case 'dims':
       return reply(req, res, body, { ...options, dims: behaviour.dims });
@@ -147,29 +115,4 @@ function reply(
     model: options.model,
     usage: { prompt_tokens: tokens, total_tokens: tokens },
   });
-}
-
-function openAiError(message: string, type: string): unknown {
-  return { error: { message, type, param: null, code: null } };
-}
-
-function send(
-  res: ServerResponse,
-  status: number,
-  body: unknown,
-  headers: Record<string, string> = {},
-): void {
-  res
-    .writeHead(status, { 'content-type': 'application/json', ...headers })
-    .end(JSON.stringify(body));
-}
-
-async function readJson(req: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
-  } catch {
-    return undefined;
-  }
 }

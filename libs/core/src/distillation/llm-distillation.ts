@@ -7,8 +7,8 @@ import {
   type ParsedDistillerOutput,
   type ParsedSegment,
 } from './output-parser';
-import { earliest, isoDay } from './time';
-import type { DistillationWindow } from './triggers';
+import { earliest } from './time';
+import { distillationHeader, type DistillationWindow } from './triggers';
 import { buildTranscript, type TranscriptEntry } from './transcript';
 import type { Distillation, DistilledFact, DistilledSegment } from './types';
 
@@ -40,17 +40,7 @@ export function distillationFromLlmOutput(
   const segments = parse.segments.map((segment) => toSegment(segment, episodeId, context));
   return {
     distillation: {
-      dedupeKey: window.dedupeKey,
-      tenantId: window.tenantId,
-      projectId: window.projectId,
-      sessionId: window.sessionId,
-      episodeId: window.episodeId,
-      trigger: window.trigger,
-      triggerAt: window.triggerAt,
-      method: 'llm',
-      firstEntryAt: window.firstEntryAt,
-      lastEntryAt: window.lastEntryAt,
-      date: window.firstEntryAt === null ? null : isoDay(window.firstEntryAt),
+      ...distillationHeader(window, 'llm'),
       segments,
       currentTask: redacted(parse.currentTask),
       suggestedResponse: redacted(parse.suggestedResponse),

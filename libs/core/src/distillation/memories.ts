@@ -1,5 +1,6 @@
 import type { EpochMillis, Memory, MemoryScope, MemoryType, WorkUnitRef } from '@engram/contracts';
 import { idOf } from '../ids/deterministic-id';
+import { NO_MEMORY_DETAILS } from '../memory';
 import {
   DISTILLED_HALF_LIFE_DAYS,
   halfLifeDaysOf,
@@ -208,14 +209,7 @@ function baseMemory(distillation: Distillation, settings: MemoryOptions, core: M
     staleAt: null,
     embedding: null,
     embeddingModel: null,
-    workState: null,
-    e2eObservation: null,
-    deadEnd: null,
-    workUnitOutcome: null,
-    workflowRecipe: null,
-    contextCost: null,
-    prefetchPattern: null,
-    taskCalibration: null,
+    ...NO_MEMORY_DETAILS,
   };
 }
 

@@ -1,4 +1,4 @@
-import { earliest, latest } from './time';
+import { earliest, isoDay, latest } from './time';
 import { createHash } from 'node:crypto';
 import type {
   CompactionPending,
@@ -7,6 +7,8 @@ import type {
   SessionEnded,
 } from '@engram/contracts';
 import type {
+  Distillation,
+  DistillationMethod,
   DistillPrompt,
   DistillToolCall,
   DistillValidation,
@@ -137,6 +139,32 @@ export function distillationWindow(
       segments: segmentsOf(trigger, range, prompts, events.episodes ?? []),
       closed: trigger.kind !== 'CompactionPending',
     },
+  };
+}
+
+/** The fields of a distillation that its window decides (identity, trigger, times), and method. */
+export type DistillationHeader = Omit<
+  Distillation,
+  'segments' | 'currentTask' | 'suggestedResponse' | 'sourceEventIds'
+>;
+
+/** The header of a window's distillation, however it is distilled. */
+export function distillationHeader(
+  window: DistillationWindow,
+  method: DistillationMethod,
+): DistillationHeader {
+  return {
+    dedupeKey: window.dedupeKey,
+    tenantId: window.tenantId,
+    projectId: window.projectId,
+    sessionId: window.sessionId,
+    episodeId: window.episodeId,
+    trigger: window.trigger,
+    triggerAt: window.triggerAt,
+    method,
+    firstEntryAt: window.firstEntryAt,
+    lastEntryAt: window.lastEntryAt,
+    date: window.firstEntryAt === null ? null : isoDay(window.firstEntryAt),
   };
 }
 

@@ -1,9 +1,9 @@
 import { annotateEpisode, type EpisodeAnnotation } from '../../segmentation/annotation';
 import { wordCount } from '../../segmentation/intent-keywords';
 import { redactSecrets } from '../../redaction';
-import { earliest, isoDay, latest } from '../time';
+import { earliest, latest } from '../time';
 import { truncateChars } from '../tokens';
-import type { DistillationWindow } from '../triggers';
+import { distillationHeader, type DistillationWindow } from '../triggers';
 import {
   buildTranscript,
   compareText,
@@ -49,17 +49,7 @@ export function distillExtractively(window: DistillationWindow): Distillation {
   const last = distilled[distilled.length - 1];
   const { currentTask, suggestedResponse } = taskState(window, transcript, last);
   return {
-    dedupeKey: window.dedupeKey,
-    tenantId: window.tenantId,
-    projectId: window.projectId,
-    sessionId: window.sessionId,
-    episodeId: window.episodeId,
-    trigger: window.trigger,
-    triggerAt: window.triggerAt,
-    method: 'extractive',
-    firstEntryAt: window.firstEntryAt,
-    lastEntryAt: window.lastEntryAt,
-    date: window.firstEntryAt === null ? null : isoDay(window.firstEntryAt),
+    ...distillationHeader(window, 'extractive'),
     segments,
     currentTask,
     suggestedResponse,

@@ -1,5 +1,6 @@
 import type { EpochMillis, Memory, MemoryType } from '@engram/contracts';
 import { idOf } from '../../ids/deterministic-id';
+import { NO_MEMORY_DETAILS } from '../../memory';
 import { memoryIdOf } from '../memories';
 import { truncateChars } from '../tokens';
 import type { ReflectionSection, ReviewProposal } from './types';
@@ -75,13 +76,6 @@ export function promotedMemory(
     staleAt: null,
     embedding: null,
     embeddingModel: null,
-    workState: null,
-    e2eObservation: null,
-    deadEnd: null,
-    workUnitOutcome: null,
-    workflowRecipe: null,
-    contextCost: null,
-    prefetchPattern: null,
-    taskCalibration: null,
+    ...NO_MEMORY_DETAILS,
   };
 }

@@ -1,4 +1,5 @@
 import type { Episode, Memory } from '@engram/contracts';
+import { NO_MEMORY_DETAILS } from '../../memory';
 import type { ThreadTurn } from '../context-sources';
 
 /** Test builders for the retrieval specs (not exported from the library). */
@@ -43,14 +44,7 @@ export function memory(overrides: Partial<Memory> & { memoryId: string }): Memor
     staleAt: null,
     embedding: null,
     embeddingModel: null,
-    workState: null,
-    e2eObservation: null,
-    deadEnd: null,
-    workUnitOutcome: null,
-    workflowRecipe: null,
-    contextCost: null,
-    prefetchPattern: null,
-    taskCalibration: null,
+    ...NO_MEMORY_DETAILS,
     ...overrides,
   };
 }

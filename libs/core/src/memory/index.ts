@@ -1,0 +1,1 @@
+export { NO_MEMORY_DETAILS, type MemoryDetails } from './memory-defaults';
