@@ -1,17 +1,15 @@
-import { errorMessage, InvalidEventError, DecodeError } from '@engram/core';
+import {
+  errorMessage,
+  InvalidEventError,
+  DecodeError,
+  type Delivered,
+  type TopicCodec,
+} from '@engram/core';
 import type { KafkaMessage } from 'kafkajs';
 import type { AvroRegistry } from './avro-registry';
-import type { TopicCodec } from './topic-codec';
 
-/** A decoded, validated event with where it came from. */
-export interface Delivered<E> {
-  event: E;
-  topic: string;
-  partition: number;
-  offset: string;
-  key: string | null;
-  headers: KafkaMessage['headers'];
-}
+// Delivered is transport-neutral (the embedded processor delivers it too): it lives in libs/core.
+export type { Delivered } from '@engram/core';
 
 /**
  * Raw record → typed, validated event. Throws classified errors only: DecodeError /

@@ -1,6 +1,13 @@
 import { reliableProducerConfig } from './kafka-client';
 import { Logger } from '@nestjs/common';
-import { errorMessage, type BackoffOptions } from '@engram/core';
+import {
+  errorMessage,
+  type AnyStageOutput,
+  type BackoffOptions,
+  type Delivered,
+  type ExactlyOnceStage,
+  type TopicCodec,
+} from '@engram/core';
 import type {
   Batch,
   Consumer,
@@ -18,38 +25,13 @@ import {
   type DeadLetterRecord,
   type DeadLetterWriter,
 } from './dead-letter-writer';
-import { decodeDelivered, type Delivered } from './delivered-event';
+import { decodeDelivered } from './delivered-event';
 import { EventEncoder } from './event-publisher';
 import { PausingRetryHooks, retryUntilSettled, type Attempt, type RetryHooks } from './retry-loop';
-import type { TopicCodec } from './topic-codec';
 
-/** Events a stage emits for one topic (to `partition` when given, else by key). */
-export interface StageOutput<O = unknown> {
-  codec: TopicCodec<O>;
-  events: O[];
-  partition?: number;
-}
-
-/** Records written as they are (a stage's own state changelog: JSON values, null tombstones). */
-export interface RawStageOutput {
-  topic: string;
-  messages: Message[];
-}
-
-export type AnyStageOutput = StageOutput | RawStageOutput;
-
-/**
- * A consume-transform-produce stage. `transform` may stage state changes; the processor calls
- * `onCommitted` once outputs and offsets are committed together, `onAborted` when the transaction
- * was rolled back (the stage must then forget what it staged, because the batch comes again).
- */
-export interface ExactlyOnceStage<E> {
-  /** Runs before a batch's transaction opens (e.g. to restore state of a newly owned partition). */
-  prepare?(topic: string, partition: number): Promise<void>;
-  transform(items: Delivered<E>[]): Promise<AnyStageOutput[]> | AnyStageOutput[];
-  onCommitted?(): void;
-  onAborted?(): void;
-}
+// The stage types are transport-neutral (the embedded processor runs the same stages): they live in
+// libs/core/src/ports/stream-stage.ts and are re-exported here for existing imports.
+export type { AnyStageOutput, ExactlyOnceStage, RawStageOutput, StageOutput } from '@engram/core';
 
 export interface ExactlyOnceOptions {
   groupId: string;

@@ -8,6 +8,7 @@ export * from './delivered-event';
 export * from './event-publisher';
 export * from './exactly-once-processor';
 export * from './kafka-client';
+export * from './kafka-event-log';
 export * from './kafka-avro.transport';
 export * from './reliable-consumer';
 export * from './retry-loop';

@@ -1,4 +1,4 @@
-import { InvalidEventError } from '@engram/core';
+import { InvalidEventError } from '../errors/engram-error';
 import { describe, expect, it } from 'vitest';
 import { deadLetterHeaders, deadLetterTopic, DLQ_HEADERS } from './dead-letter';
 

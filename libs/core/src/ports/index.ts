@@ -1,0 +1,3 @@
+export * from './event-log.port';
+export * from './partitioning';
+export * from './stream-stage';
