@@ -10,3 +10,4 @@ export * from './segmentation';
 export * from './redaction';
 export * from './retrieval';
 export * from './distillation';
+export * from './observation';

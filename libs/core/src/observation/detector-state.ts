@@ -1,0 +1,144 @@
+import type { ToolKind } from './tool-kinds';
+
+/**
+ * Everything the signal detector keeps for one session. Plain JSON (records and arrays, no Maps,
+ * no class instances) so the service can persist it to a compacted changelog after each batch and
+ * restore it after a crash; every list is bounded so a long session cannot grow it without end.
+ */
+export interface DetectorState {
+  tenantId: string;
+  projectId: string;
+  sessionId: string;
+  projectRoot: string | null;
+  startedAt: number | null;
+  lastAt: number;
+  /** Distinct tool calls seen (duplicates excluded). */
+  callCount: number;
+  maxStep: number;
+  /** Recent eventIds, newest last: a redelivered call changes nothing. */
+  recentEventIds: string[];
+  files: Record<string, FileState>;
+  /** Reads and edits inside the co-access window. */
+  recentTouches: TouchRecord[];
+  /** Unordered pairs already co-accessed this session (`a\u0000b`, sorted). */
+  coAccessPairs: Record<string, true>;
+  /** Activity of the last steps: what happened between two edits of a file. */
+  activity: ActivityRecord[];
+  openErrors: Record<string, OpenError>;
+  errorKeysSeen: Record<string, true>;
+  recentErrors: Array<{ step: number; normalisedError: string }>;
+  sequenceSteps: SequenceStep[];
+  sequenceKeysSeen: string[];
+  tokensByModule: Record<string, number>;
+  totalTokens: number;
+}
+
+export interface FileState {
+  module: string;
+  reads: number;
+  edits: number;
+  firstReadAt: number | null;
+  lastAccessStep: number;
+  lastEditStep: number | null;
+  anomalyEmitted: boolean;
+  backtracked: boolean;
+  /** Step of the first edit since the last revert: where the current approach began. */
+  approachStartStep: number | null;
+  /**
+   * Hashes of the edits since the approach began, `old→new`; an edit that inverts the top one pops
+   * it, and an empty stack after a pop means the file is back to where the approach started.
+   * `null` once a whole-file write made inversion undetectable.
+   */
+  editStack: string[] | null;
+}
+
+export interface TouchRecord {
+  file: string;
+  step: number;
+  at: number;
+  eventId: string;
+}
+
+export interface ActivityRecord {
+  step: number;
+  kind: ToolKind | 'error';
+  files: string[];
+}
+
+export interface OpenError {
+  errorKey: string;
+  toolName: string;
+  normalisedError: string;
+  sampleMessage: string;
+  occurrences: number;
+  firstStep: number;
+  lastStep: number;
+  lastPromptId: number;
+  lastAt: number;
+  /** What the failing call aimed at: command head or file list; a success on it resolves. */
+  target: string;
+  /** Command (or args hash) of the last failure, to tell "changed arguments" from "retried". */
+  lastArgs: string;
+  files: string[];
+  editedSinceFailure: string[];
+  eventIds: string[];
+}
+
+export interface SequenceStep {
+  tool: string;
+  file: string | null;
+  module: string | null;
+  step: number;
+  eventId: string;
+}
+
+export const RECENT_EVENT_IDS = 256;
+export const MAX_ACTIVITY = 32;
+export const MAX_RECENT_ERRORS = 32;
+export const MAX_ERROR_EVENT_IDS = 20;
+export const MAX_SEQUENCE_KEYS = 2_000;
+export const MAX_FILES_PER_SIGNAL = 20;
+
+export function newDetectorState(
+  session: { tenantId: string; projectId: string; sessionId: string },
+  projectRoot: string | null,
+): DetectorState {
+  return {
+    tenantId: session.tenantId,
+    projectId: session.projectId,
+    sessionId: session.sessionId,
+    projectRoot,
+    startedAt: null,
+    lastAt: 0,
+    callCount: 0,
+    maxStep: -1,
+    recentEventIds: [],
+    files: {},
+    recentTouches: [],
+    coAccessPairs: {},
+    activity: [],
+    openErrors: {},
+    errorKeysSeen: {},
+    recentErrors: [],
+    sequenceSteps: [],
+    sequenceKeysSeen: [],
+    tokensByModule: {},
+    totalTokens: 0,
+  };
+}
+
+/** Appends and drops the oldest entries beyond `limit`. */
+export function pushBounded<T>(list: T[], item: T, limit: number): void {
+  list.push(item);
+  if (list.length > limit) list.splice(0, list.length - limit);
+}
+
+/** Appends unless present, keeping at most `limit` entries. */
+export function addUnique(list: string[], item: string, limit: number): void {
+  if (!list.includes(item) && list.length < limit) list.push(item);
+}
+
+/** A deep copy (the state is JSON by contract). */
+export function cloneDetectorState(state: DetectorState): DetectorState {
+  return structuredClone(state);
+}
