@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { Command } from 'commander';
 import { registerBenchCommand } from './commands/bench.command';
 import { registerLinksCommand } from './commands/links.command';
+import { registerReplayCommand } from './commands/replay.command';
 import { registerSegmentCommand } from './commands/segment.command';
 import { registerStartCommand } from './commands/start.command';
 import { embedderForMode } from './embedding';
@@ -15,6 +16,7 @@ registerStartCommand(program);
 registerSegmentCommand(program, embedderForMode);
 registerBenchCommand(program);
 registerLinksCommand(program);
+registerReplayCommand(program);
 
 program.parseAsync(process.argv).catch((error: unknown) => {
   console.error(error instanceof Error ? error.message : error);

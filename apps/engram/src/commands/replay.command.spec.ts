@@ -1,0 +1,69 @@
+import { parseConfig } from '@engram/config';
+import { segmenterSettings } from '@engram/core';
+import { SqliteEventLog } from '@engram/embedded';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { recordedStream } from '../../../../test/integration/support/recorded-sessions';
+import { startEmbeddedSegmenter } from '../../../segmenter/src/segmenter.embedded';
+import { runReplay, serviceGroups } from './replay.command';
+import { embeddedTarget } from './replay-targets';
+
+describe('engram replay (embedded)', () => {
+  const dirs: string[] = [];
+  afterEach(() => dirs.splice(0).forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
+  it('should publish every valid line, dead-letter the bad ones and wait until the segmenter is done', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'engram-replay-'));
+    dirs.push(dir);
+    const config = parseConfig({});
+    const log = SqliteEventLog.open({ dataDir: dir });
+    const segmenter = await startEmbeddedSegmenter({
+      log,
+      settings: segmenterSettings(),
+      groupId: config.segmenter.groupId,
+      partitions: config.segmenter.partitions,
+      sweepIntervalMs: 100,
+    });
+    const stream = recordedStream(3);
+    const lines = [
+      ...stream.prompts.map((e) => JSON.stringify(e)),
+      '{"type": "PromptSubmitted", "sessionId": "s"}',
+      ...stream.toolCalls.map((e) => JSON.stringify(e)),
+      'not json',
+      ...stream.lifecycle.map((e) => JSON.stringify(e)),
+    ];
+    const errors = new PassThrough();
+    let reported = '';
+    errors.on('data', (chunk: Buffer) => (reported += chunk.toString()));
+    const target = await embeddedTarget(config, dir);
+    try {
+      const summary = await runReplay({
+        config,
+        content: lines.join('\n'),
+        target,
+        errors,
+        wait: { groups: serviceGroups(config), timeoutMs: 30_000 },
+      });
+      const events = stream.prompts.length + stream.toolCalls.length + stream.lifecycle.length;
+      expect(summary).toEqual({ published: events, rejected: 2, caughtUp: true });
+      expect(reported).toMatch(
+        new RegExp(`^line ${stream.prompts.length + 1}: PromptSubmitted`, 'm'),
+      );
+      expect(reported).toMatch(/^line \d+: not valid JSON/m);
+
+      const boundaries = [...log.replay('memory.episode-boundaries.v1')];
+      expect(boundaries.length).toBeGreaterThan(0);
+      const promptDlq = [...log.replay('agent.prompts.v1.dlq')];
+      expect(promptDlq).toHaveLength(1);
+      expect(promptDlq[0].headers['engram.error.class']).toBe('ReplayLineError');
+      expect([...log.replay('engram.replay.dlq')]).toHaveLength(1);
+    } finally {
+      await target.close();
+      await segmenter.stop();
+      log.close();
+    }
+  });
+});
