@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { Command } from 'commander';
 import { registerBenchCommand } from './commands/bench.command';
+import { registerDemoCommand } from './commands/demo.command';
 import { registerLinksCommand } from './commands/links.command';
 import { registerReplayCommand } from './commands/replay.command';
 import { registerSegmentCommand } from './commands/segment.command';
@@ -13,6 +14,7 @@ const program = new Command()
   .showHelpAfterError();
 
 registerStartCommand(program);
+registerDemoCommand(program);
 registerSegmentCommand(program, embedderForMode);
 registerBenchCommand(program);
 registerLinksCommand(program);

@@ -264,4 +264,60 @@ describe('SegmenterStage', () => {
       llmStatus: 'ok',
     });
   });
+
+  it('should annotate a closed episode only once the tool calls reported before its close are in', async () => {
+    const positions: InputPositions = {
+      ...POSITIONS,
+      endOffsets: () => Promise.resolve({ prompts: 2, toolCalls: 2 }),
+    };
+    const stage = new SegmenterStage(
+      DEFAULT_SEGMENTER_TOPICS,
+      CODECS,
+      segmenterSettings(),
+      () => Promise.resolve(new Map<string, Buffer>()),
+      (text) => text,
+      positions,
+    );
+    const base = prompts[0].event;
+    const prompt = (n: number, text: string) =>
+      delivered(
+        { ...base, eventId: `a-${n}`, promptId: n, timestamp: base.timestamp + n * 60_000, text },
+        n,
+      );
+    const toolCall = (offset: number, path: string) =>
+      delivered(
+        {
+          ...recordedStream(1).toolCalls[0],
+          sessionId: base.sessionId,
+          eventId: `t-${offset}`,
+          promptId: 1,
+          stepIndex: offset,
+          toolName: 'Edit',
+          filePaths: [path],
+        },
+        offset,
+      );
+    const episodesOf = (outputs: AnyStageOutput[]) =>
+      (outputs.find((o) => 'codec' in o && o.codec === CODECS.episodes) as StageOutput)
+        .events as Episode[];
+
+    // Prompt 2 closes episode 1 while its tool calls (offsets 0 and 1) are still on their way.
+    const afterPrompts = await stage.promptStage.transform([
+      prompt(1, 'fix the token refresh race in src/auth/refresh.ts during logout'),
+      prompt(2, 'now upgrade the elasticsearch client and regenerate the index templates'),
+    ]);
+    expect(boundaries(afterPrompts).length).toBeGreaterThan(0);
+    expect(episodesOf(afterPrompts)).toEqual([]);
+    expect(
+      episodesOf(await stage.toolCallStage.transform([toolCall(0, 'src/auth/refresh.ts')])),
+    ).toEqual([]);
+    const [episode] = episodesOf(
+      await stage.toolCallStage.transform([toolCall(1, 'src/auth/session.ts')]),
+    );
+    expect(episode.firstPromptId).toBe(1);
+    expect(episode.hotFiles.map((f) => f.path).sort()).toEqual([
+      'src/auth/refresh.ts',
+      'src/auth/session.ts',
+    ]);
+  });
 });

@@ -72,6 +72,19 @@ export interface PendingEnd {
 }
 
 /** What the changelog holds per session: the core state plus the open episode's evidence. */
+type ClosedOutput = Extract<SegmenterOutput, { kind: 'closed' }>;
+
+/**
+ * A closed episode waiting for its tool calls, which travel on another topic: it is annotated
+ * and published once this group has consumed the session's tool-calls partition up to the end
+ * offset it had when the episode closed (everything the agent reported before the close).
+ */
+export interface PendingEpisode {
+  output: ClosedOutput;
+  untilToolCalls: number;
+  crossThreadEpisodeIds: string[];
+}
+
 export interface SessionRecord extends LinkEvidence {
   v: 1;
   sessionId: string;
@@ -81,6 +94,8 @@ export interface SessionRecord extends LinkEvidence {
   toolCalls: AnnotationToolCall[];
   validations: AnnotationValidation[];
   pendingEnd: PendingEnd | null;
+  /** Closed episodes not yet annotated, oldest first. */
+  pendingEpisodes?: PendingEpisode[];
 }
 
 type Evidence = Omit<SessionRecord, 'v' | 'sessionId' | 'session'>;
@@ -121,6 +136,8 @@ export class SegmenterStage {
   private readonly linker: ThreadLinker;
   /** Thread-link decisions and outcomes of the open transaction. */
   private linkRecords: unknown[] = [];
+  /** How far the tool-calls partitions are consumed (this transaction's batch included). */
+  private toolCallsConsumed = new Map<number, number>();
   /** Sessions ended in the open transaction: their changelog entry becomes a tombstone. */
   private ended = new Set<string>();
   /** Sessions changed in the open transaction: their changelog entry is rewritten. */
@@ -197,6 +214,7 @@ export class SegmenterStage {
         pendingEnd,
         crossThread: crossThread ?? {},
         awaitingOutcome: awaitingOutcome ?? null,
+        pendingEpisodes: record.pendingEpisodes ?? [],
       });
     }
     this.restored.add(partition);
@@ -214,7 +232,16 @@ export class SegmenterStage {
   };
 
   readonly toolCallStage: ExactlyOnceStage<Typed<'ToolCallObserved'>> = {
-    transform: (items) => this.transform(items, (item) => this.onToolCall(item)),
+    transform: (items) => {
+      // This transaction commits these offsets: episodes waiting for them can be annotated.
+      for (const item of items) {
+        const next = Number(item.offset) + 1;
+        if (next > (this.toolCallsConsumed.get(item.partition) ?? 0)) {
+          this.toolCallsConsumed.set(item.partition, next);
+        }
+      }
+      return this.transform(items, (item) => this.onToolCall(item));
+    },
     onCommitted: () => this.committed(),
     onAborted: () => this.aborted(),
   };
@@ -234,10 +261,37 @@ export class SegmenterStage {
    */
   async sweep(): Promise<AnyStageOutput[]> {
     for (const partition of this.owned) await this.ensureRestored(partition);
+    await this.refreshToolCallsConsumed();
     const outputs: SegmenterOutput[] = [];
     outputs.push(...(await this.settleEnds()));
     outputs.push(...this.segmenter.sweep());
-    return this.finish(outputs);
+    return this.finish(outputs, await this.toolCallEnds(outputs));
+  }
+
+  /** The group's committed tool-call offsets (another instance may have consumed them). */
+  private async refreshToolCallsConsumed(): Promise<void> {
+    const waiting = [...this.evidence.values()].filter((e) => e.pendingEpisodes?.length);
+    if (waiting.length === 0) return;
+    const partitions = [...new Set(waiting.map((evidence) => evidence.partition))];
+    for (const [partition, offsets] of await this.positions.committedOffsets(partitions)) {
+      if (offsets.toolCalls > (this.toolCallsConsumed.get(partition) ?? 0)) {
+        this.toolCallsConsumed.set(partition, offsets.toolCalls);
+      }
+    }
+  }
+
+  /** The current end of the tool-calls partitions of the sessions whose episodes just closed. */
+  private async toolCallEnds(outputs: SegmenterOutput[]): Promise<Map<number, number>> {
+    const partitions = new Set<number>();
+    for (const output of outputs) {
+      const evidence = this.evidence.get(output.episode.sessionId);
+      if (output.kind === 'closed' && evidence) partitions.add(evidence.partition);
+    }
+    const ends = new Map<number, number>();
+    for (const partition of partitions) {
+      ends.set(partition, (await this.positions.endOffsets(partition)).toolCalls);
+    }
+    return ends;
   }
 
   /** Ends the sessions whose SessionEnded waited until their prompts and tool calls were in. */
@@ -252,6 +306,10 @@ export class SegmenterStage {
       const { until, at } = evidence.pendingEnd!;
       if (!done || done.prompts < until.prompts || done.toolCalls < until.toolCalls) continue;
       evidence.pendingEnd = null;
+      this.toolCallsConsumed.set(
+        evidence.partition,
+        Math.max(this.toolCallsConsumed.get(evidence.partition) ?? 0, done.toolCalls),
+      );
       this.touched.add(sessionId);
       this.ended.add(sessionId);
       outputs.push(...this.segmenter.end(sessionId, at));
@@ -281,6 +339,7 @@ export class SegmenterStage {
     for (const partition of [...this.restored]) this.forgetPartition(partition);
     // The retried batch must see its new threads as new again.
     this.linker.clear();
+    this.toolCallsConsumed.clear();
     this.segmenter.takeChanges();
     this.committed();
   }
@@ -303,7 +362,7 @@ export class SegmenterStage {
       const pending = handle(item, outputs);
       if (pending) await pending;
     }
-    return this.finish(outputs);
+    return this.finish(outputs, await this.toolCallEnds(outputs));
   }
 
   /** Hybrid mode: one batched embedding call for the batch's user prompts (redacted). */
@@ -415,6 +474,7 @@ export class SegmenterStage {
         pendingEnd: null,
         crossThread: {},
         awaitingOutcome: null,
+        pendingEpisodes: [],
       };
       this.evidence.set(sessionId, evidence);
     }
@@ -428,42 +488,74 @@ export class SegmenterStage {
     return { v: 1, sessionId, session, ...evidence };
   }
 
-  /** Outputs → records; closed episodes annotated and indexed for chaining; state → changelog. */
-  private finish(outputs: SegmenterOutput[]): AnyStageOutput[] {
+  /**
+   * Outputs → records: boundaries at once; closed episodes indexed for chaining and queued for
+   * annotation (`toolCallEnds`: how far their tool calls reach); queued episodes whose tool calls
+   * are all consumed → annotated episodes; state → changelog.
+   */
+  private finish(
+    outputs: SegmenterOutput[],
+    toolCallEnds = new Map<number, number>(),
+  ): AnyStageOutput[] {
     const boundaries: unknown[] = [];
-    const episodes: unknown[] = [];
     for (const output of outputs) {
       boundaries.push(boundaryRecord(output));
       if (output.kind !== 'closed') continue;
-      const evidence = this.evidence.get(output.episode.sessionId);
-      const annotation = annotateEpisode({
-        firstPromptId: output.episode.firstPromptId,
-        lastPromptId: output.episode.lastPromptId,
-        prompts: evidence?.prompts ?? [],
-        toolCalls: evidence?.toolCalls ?? [],
-        validations: evidence?.validations ?? [],
-        closed: true,
-      });
-      const links = evidence?.crossThread?.[output.episode.episodeId] ?? [];
-      episodes.push(episodeRecord(output, annotation, links));
+      const { episode } = output;
+      const evidence = this.evidence.get(episode.sessionId);
       this.chainIndex.add(
         {
-          episodeId: output.episode.episodeId,
-          projectId: output.episode.projectId,
+          episodeId: episode.episodeId,
+          projectId: episode.projectId,
           closedAt: output.at,
-          keywords: output.episode.intentKeywords,
+          keywords: episode.intentKeywords,
         },
         output.at,
       );
-      if (evidence) pruneEvidence(evidence, output.episode.lastPromptId, output.episode.episodeId);
+      if (!evidence) continue;
+      const crossThreadEpisodeIds = evidence.crossThread?.[episode.episodeId] ?? [];
+      delete evidence.crossThread?.[episode.episodeId];
+      (evidence.pendingEpisodes ??= []).push({
+        output,
+        untilToolCalls: toolCallEnds.get(evidence.partition) ?? 0,
+        crossThreadEpisodeIds,
+      });
     }
-    const result: AnyStageOutput[] = [
+    return [
       { codec: this.codecs.boundaries, events: boundaries } satisfies StageOutput,
-      { codec: this.codecs.episodes, events: episodes } satisfies StageOutput,
+      { codec: this.codecs.episodes, events: this.releaseEpisodes() } satisfies StageOutput,
       { codec: this.codecs.threadLinks, events: this.linkRecords } satisfies StageOutput,
       this.changelogOutput(),
     ];
-    return result;
+  }
+
+  /** Annotates and releases the queued episodes whose tool calls have all been consumed. */
+  private releaseEpisodes(): unknown[] {
+    const episodes: unknown[] = [];
+    for (const [sessionId, evidence] of this.evidence) {
+      const queue = evidence.pendingEpisodes;
+      if (!queue?.length) continue;
+      const consumed = this.toolCallsConsumed.get(evidence.partition) ?? 0;
+      while (queue.length > 0 && queue[0].untilToolCalls <= consumed) {
+        const { output, crossThreadEpisodeIds } = queue.shift()!;
+        const annotation = annotateEpisode({
+          firstPromptId: output.episode.firstPromptId,
+          lastPromptId: output.episode.lastPromptId,
+          prompts: evidence.prompts,
+          toolCalls: evidence.toolCalls,
+          validations: evidence.validations,
+          closed: true,
+        });
+        episodes.push(episodeRecord(output, annotation, crossThreadEpisodeIds));
+        pruneEvidence(evidence, output.episode.lastPromptId);
+        this.touched.add(sessionId);
+      }
+      // A session that ended (or was dropped) while episodes waited leaves the changelog now.
+      if (queue.length === 0 && !this.segmenter.state(sessionId) && !evidence.pendingEnd) {
+        this.ended.add(sessionId);
+      }
+    }
+    return episodes;
   }
 
   /** The touched sessions' records (or tombstones for sessions that ended), to their partition. */
@@ -477,7 +569,8 @@ export class SegmenterStage {
     const messages = [...this.touched].flatMap((sessionId) => {
       const record = this.recordOf(sessionId);
       if (!record) return [];
-      const gone = this.ended.has(sessionId);
+      // An ended session leaves the changelog once its last episodes are annotated.
+      const gone = this.ended.has(sessionId) && !record.pendingEpisodes?.length;
       if (gone) this.evidence.delete(sessionId);
       return [
         {
@@ -492,15 +585,8 @@ export class SegmenterStage {
 }
 
 /** Evidence of a closed episode is no longer needed once it is annotated. */
-function pruneEvidence(
-  evidence: Evidence,
-  closedUpToPromptId: number,
-  closedEpisodeId: string,
-): void {
+function pruneEvidence(evidence: Evidence, closedUpToPromptId: number): void {
   evidence.prompts = evidence.prompts.filter((p) => p.promptId > closedUpToPromptId);
   evidence.toolCalls = evidence.toolCalls.filter((c) => c.promptId > closedUpToPromptId);
   evidence.validations = [];
-  for (const episodeId of Object.keys(evidence.crossThread ?? {})) {
-    if (episodeId === closedEpisodeId) delete evidence.crossThread![episodeId];
-  }
 }

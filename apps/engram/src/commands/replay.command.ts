@@ -30,7 +30,7 @@ export interface ReplayRun {
 
 /**
  * Publishes a replay file (SPEC §12): every valid line to the topic its `type` decides, in file
- * order per topic; every invalid line reported with its number and dead-lettered, never dropped.
+ * order; every invalid line reported with its number and dead-lettered, never dropped.
  */
 export async function runReplay(run: ReplayRun): Promise<ReplaySummary> {
   const { config, target } = run;
@@ -42,17 +42,18 @@ export async function runReplay(run: ReplayRun): Promise<ReplaySummary> {
       : REPLAY_DLQ_SOURCE;
     await target.deadLetter(error, config.topicPrefix + topic);
   }
-  const byTopic = new Map<string, Typed[]>();
+  // File order across topics: a tool call recorded before the next prompt is published before
+  // it, as the agent did (the segmenter annotates an episode with what arrived before its close).
+  const runs: { topic: string; events: Typed[] }[] = [];
   for (const { topic, event } of events) {
-    byTopic.set(topic, [...(byTopic.get(topic) ?? []), event]);
+    const last = runs[runs.length - 1];
+    if (last?.topic === topic && last.events.length < 1_000) last.events.push(event);
+    else runs.push({ topic, events: [event] });
   }
-  for (const [topic, topicEvents] of byTopic) {
-    const codec = prefixedCodec(config, topic);
-    for (let i = 0; i < topicEvents.length; i += 1_000) {
-      await target.port.publish(codec, topicEvents.slice(i, i + 1_000));
-    }
+  for (const { topic, events: batch } of runs) {
+    await target.port.publish(prefixedCodec(config, topic), batch);
   }
-  const written = [...byTopic.keys()].map((topic) => config.topicPrefix + topic);
+  const written = [...new Set(runs.map((r) => config.topicPrefix + r.topic))];
   const caughtUp = run.wait ? await waitForGroups(target, written, run.wait) : null;
   return { published: events.length, rejected: errors.length, caughtUp };
 }
