@@ -1,0 +1,93 @@
+import { InvalidEventError } from '@engram/core';
+import { describe, expect, it } from 'vitest';
+import {
+  lastWins,
+  planEpisodes,
+  planMemories,
+  planTurns,
+  type PlannedOperation,
+} from './index-plan';
+import { delivered, episodeRecord, memoryRecord, promptRecord } from './testing/records';
+import type { Compacted } from './tombstones';
+
+const upsert = <E>(event: E): Compacted<E> => ({ kind: 'upsert', event });
+
+describe('planMemories', () => {
+  it('should upsert a memory under its id and delete on a tombstone by key', () => {
+    const plan = planMemories(
+      [
+        delivered(upsert(memoryRecord({ memoryId: 'm1', content: 'token refresh races logout' }))),
+        delivered({ kind: 'tombstone' }, { key: 'm2' }),
+      ],
+      'memories',
+    );
+    expect(plan.skipped).toBe(0);
+    expect(plan.operations).toMatchObject([
+      { action: 'index', index: 'memories', id: 'm1', text: 'token refresh races logout' },
+      { action: 'delete', index: 'memories', id: 'm2' },
+    ]);
+  });
+
+  it('should refuse a tombstone without a key', () => {
+    expect(() => planMemories([delivered({ kind: 'tombstone' })], 'memories')).toThrow(
+      InvalidEventError,
+    );
+  });
+});
+
+describe('planEpisodes', () => {
+  it('should upsert an episode under its id, and delete on a tombstone', () => {
+    const plan = planEpisodes(
+      [
+        delivered(upsert(episodeRecord({ episodeId: 'e1', intent: 'fix login' }))),
+        delivered({ kind: 'tombstone' }, { key: 'e0' }),
+      ],
+      'episodes',
+    );
+    expect(plan.operations).toMatchObject([
+      { action: 'index', id: 'e1', text: expect.stringContaining('fix login') as string },
+      { action: 'delete', id: 'e0' },
+    ]);
+  });
+});
+
+describe('planTurns', () => {
+  it('should index user prompts under their eventId and skip agent and system prompts', () => {
+    const plan = planTurns(
+      [
+        delivered(promptRecord({ eventId: 'p1', text: 'why does refresh fail' })),
+        delivered(promptRecord({ eventId: 'p2', source: 'agent' })),
+        delivered(promptRecord({ eventId: 'p3', source: 'system' })),
+      ],
+      'turns',
+    );
+    expect(plan.skipped).toBe(2);
+    expect(plan.operations).toMatchObject([
+      { action: 'index', id: 'p1', text: 'why does refresh fail' },
+    ]);
+  });
+});
+
+describe('lastWins', () => {
+  const op = (id: string, text: string, index = 'i'): PlannedOperation => ({
+    action: 'index',
+    index,
+    id,
+    text,
+    body: { text } as never,
+  });
+
+  it('should keep only the last operation per document, in the order of the last ones', () => {
+    const kept = lastWins([
+      op('a', 'a1'),
+      op('b', 'b1'),
+      { action: 'delete', index: 'i', id: 'a' },
+      op('c', 'c1'),
+      op('b', 'b2'),
+      op('a', 'other index', 'j'),
+    ]);
+    expect(
+      kept.map((k) => `${k.index}/${k.id}/${k.action === 'index' ? k.text : 'delete'}`),
+    ).toEqual(['i/a/delete', 'i/c/c1', 'i/b/b2', 'j/a/other index']);
+  });
+});

@@ -1,0 +1,81 @@
+import type { Episode, Memory, PromptSubmitted } from '@engram/contracts';
+import { InvalidEventError, type Delivered } from '@engram/core';
+import {
+  documentId,
+  episodeDocument,
+  memoryDocument,
+  turnDocument,
+  type SearchFields,
+} from '@engram/elasticsearch';
+import type { Compacted } from './tombstones';
+
+/** A write the indexer will make once the text is embedded. */
+export type PlannedOperation =
+  | { action: 'index'; index: string; id: string; text: string; body: SearchFields }
+  | { action: 'delete'; index: string; id: string };
+
+export interface Plan {
+  operations: PlannedOperation[];
+  /** Records that are deliberately not indexed (agent and system prompts). */
+  skipped: number;
+}
+
+function upsert(index: string, document: { id: string; body: SearchFields }): PlannedOperation {
+  return { action: 'index', index, id: document.id, text: document.body.text, body: document.body };
+}
+
+/** A tombstone deletes the document of its key (the memoryId or episodeId of the compacted topic). */
+function tombstone(index: string, item: Delivered<unknown>, keyField: string): PlannedOperation {
+  if (item.key === null) {
+    throw new InvalidEventError(
+      `tombstone at ${item.topic}[${item.partition}]@${item.offset} has no key`,
+      {
+        field: keyField,
+      },
+    );
+  }
+  return { action: 'delete', index, id: documentId(item.key, keyField) };
+}
+
+export function planMemories(items: readonly Delivered<Compacted<Memory>>[], index: string): Plan {
+  return {
+    operations: items.map((item) =>
+      item.event.kind === 'tombstone'
+        ? tombstone(index, item, 'memoryId')
+        : upsert(index, memoryDocument(item.event.event)),
+    ),
+    skipped: 0,
+  };
+}
+
+export function planEpisodes(items: readonly Delivered<Compacted<Episode>>[], index: string): Plan {
+  return {
+    operations: items.map((item) =>
+      item.event.kind === 'tombstone'
+        ? tombstone(index, item, 'episodeId')
+        : upsert(index, episodeDocument(item.event.event)),
+    ),
+    skipped: 0,
+  };
+}
+
+/** User prompts become turns; agent and system prompts are counted as skipped. */
+export function planTurns(items: readonly Delivered<PromptSubmitted>[], index: string): Plan {
+  const operations: PlannedOperation[] = [];
+  for (const item of items) {
+    const document = turnDocument(item.event);
+    if (document) operations.push(upsert(index, document));
+  }
+  return { operations, skipped: items.length - operations.length };
+}
+
+/**
+ * Only the last operation per document, in the order of those last operations. Within a batch a
+ * later record of the same key supersedes an earlier one (compaction semantics), so the earlier
+ * one need not be embedded or sent at all.
+ */
+export function lastWins(operations: readonly PlannedOperation[]): PlannedOperation[] {
+  const last = new Map<string, number>();
+  operations.forEach((op, i) => last.set(`${op.index}\u0000${op.id}`, i));
+  return operations.filter((op, i) => last.get(`${op.index}\u0000${op.id}`) === i);
+}

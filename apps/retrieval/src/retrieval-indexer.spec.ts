@@ -1,0 +1,139 @@
+import type { Embedder } from '@engram/ai';
+import type { BulkResponse } from '@elastic/elasticsearch/lib/api/types';
+import { DownstreamUnavailableError } from '@engram/core';
+import { BulkWriter, retrievalIndexNames, type BulkSend } from '@engram/elasticsearch';
+import { describe, expect, it, vi } from 'vitest';
+import { RetrievalIndexer } from './retrieval-indexer';
+import { delivered, episodeRecord, memoryRecord, promptRecord } from './testing/records';
+
+const INDICES = retrievalIndexNames('t.');
+
+interface SentOperation {
+  action: string;
+  index: string;
+  id: string;
+  document?: Record<string, unknown>;
+}
+
+/** Parses what the writer sent; every operation succeeds unless `fail` says otherwise. */
+function setup(fail?: () => Error) {
+  const sent: SentOperation[] = [];
+  const send = vi.fn<BulkSend>((lines) => {
+    if (fail) return Promise.reject(fail());
+    const items: object[] = [];
+    for (let i = 0; i < lines.length; i += 1) {
+      const meta = JSON.parse(lines[i]) as Record<string, { _index: string; _id: string }>;
+      const [action] = Object.keys(meta);
+      const op: SentOperation = { action, index: meta[action]._index, id: meta[action]._id };
+      if (action === 'index') op.document = JSON.parse(lines[++i]) as Record<string, unknown>;
+      sent.push(op);
+      items.push({ [action]: { _id: op.id, _index: op.index, status: 200, result: 'updated' } });
+    }
+    return Promise.resolve({ took: 1, errors: false, items } as BulkResponse);
+  });
+  const embedder: Embedder & { embed: ReturnType<typeof vi.fn> } = {
+    id: 'fake-model@1',
+    dims: 3,
+    embed: vi.fn((texts: readonly string[]) =>
+      Promise.resolve(texts.map((_, i) => new Float32Array([1, i, 0.5]))),
+    ),
+  };
+  const sut = new RetrievalIndexer(INDICES, embedder, new BulkWriter(send));
+  return { sut, sent, send, embedder };
+}
+
+describe('RetrievalIndexer', () => {
+  describe('handleMemories', () => {
+    it('should index memories with their vector and model, and delete on a tombstone', async () => {
+      const { sut, sent, embedder } = setup();
+      await sut.handleMemories([
+        delivered({ kind: 'upsert', event: memoryRecord({ memoryId: 'm1', content: 'one' }) }),
+        delivered({ kind: 'tombstone' }, { key: 'm2' }),
+      ]);
+      expect(embedder.embed).toHaveBeenCalledWith(['one']);
+      expect(sent).toMatchObject([
+        {
+          action: 'index',
+          index: 't.engram-memories',
+          id: 'm1',
+          document: {
+            memoryId: 'm1',
+            text: 'one',
+            embedding: [1, 0, 0.5],
+            embeddingModel: 'fake-model@1',
+            embeddingDims: 3,
+          },
+        },
+        { action: 'delete', index: 't.engram-memories', id: 'm2' },
+      ]);
+      expect(sut.counters).toMatchObject({ indexed: 1, deleted: 1, bulkRequests: 1, embedded: 1 });
+    });
+
+    it('should write only the last record of a key within a batch', async () => {
+      const { sut, sent, embedder } = setup();
+      await sut.handleMemories([
+        delivered({ kind: 'upsert', event: memoryRecord({ memoryId: 'm1', content: 'old' }) }),
+        delivered({ kind: 'upsert', event: memoryRecord({ memoryId: 'm1', content: 'new' }) }),
+        delivered({ kind: 'upsert', event: memoryRecord({ memoryId: 'm3', content: 'gone' }) }),
+        delivered({ kind: 'tombstone' }, { key: 'm3' }),
+      ]);
+      expect(embedder.embed).toHaveBeenCalledWith(['new']);
+      expect(sent.map((op) => `${op.action} ${op.id}`)).toEqual(['index m1', 'delete m3']);
+    });
+
+    it('should let an outage through (the consumer retries) and count nothing', async () => {
+      const { sut } = setup(() => new DownstreamUnavailableError('elasticsearch down'));
+      await expect(
+        sut.handleMemories([
+          delivered({ kind: 'upsert', event: memoryRecord({ memoryId: 'm1' }) }),
+        ]),
+      ).rejects.toBeInstanceOf(DownstreamUnavailableError);
+      expect(sut.counters.indexed).toBe(0);
+    });
+  });
+
+  describe('handleEpisodes', () => {
+    it('should index an episode without a vector when it has no text yet', async () => {
+      const { sut, sent, embedder } = setup();
+      await sut.handleEpisodes([
+        delivered({
+          kind: 'upsert',
+          event: episodeRecord({
+            episodeId: 'e1',
+            intent: null,
+            intentKeywords: [],
+            hotFiles: [],
+            summary: null,
+          }),
+        }),
+      ]);
+      expect(embedder.embed).not.toHaveBeenCalled();
+      expect(sent[0].document).toMatchObject({
+        episodeId: 'e1',
+        text: '',
+        embedding: null,
+        embeddingModel: null,
+      });
+    });
+  });
+
+  describe('handlePrompts', () => {
+    it('should index user prompts redacted, and skip agent prompts', async () => {
+      const { sut, sent } = setup();
+      await sut.handlePrompts([
+        delivered(promptRecord({ eventId: 'p1', text: 'use key AKIAIOSFODNN7EXAMPLE now' })),
+        delivered(promptRecord({ eventId: 'p2', source: 'agent', text: 'agent says hi' })),
+      ]);
+      expect(sent).toHaveLength(1);
+      expect(sent[0]).toMatchObject({ index: 't.engram-turns', id: 'p1' });
+      expect(sent[0].document!.text).not.toContain('AKIAIOSFODNN7EXAMPLE');
+      expect(sut.counters.skipped).toBe(1);
+    });
+
+    it('should send nothing for a batch of agent prompts', async () => {
+      const { sut, send } = setup();
+      await sut.handlePrompts([delivered(promptRecord({ eventId: 'p2', source: 'agent' }))]);
+      expect(send).not.toHaveBeenCalled();
+    });
+  });
+});

@@ -1,0 +1,89 @@
+import type { Embedder } from '@engram/ai';
+import type { Episode, Memory, PromptSubmitted } from '@engram/contracts';
+import { modelVector, type Delivered } from '@engram/core';
+import {
+  withEmbedding,
+  type BulkOperation,
+  type BulkWriter,
+  type RetrievalIndexNames,
+} from '@engram/elasticsearch';
+import { lastWins, planEpisodes, planMemories, planTurns, type Plan } from './index-plan';
+import type { Compacted } from './tombstones';
+
+export interface IndexerCounters {
+  /** Documents written (a re-run after a retry counts again). */
+  indexed: number;
+  deleted: number;
+  /** Tombstones of documents that were already gone. */
+  alreadyAbsent: number;
+  /** Agent and system prompts, which are not turns. */
+  skipped: number;
+  bulkRequests: number;
+  embedded: number;
+}
+
+/**
+ * The indexing half of retrieval: one batch handler per input topic. A handler plans the writes
+ * (pure document builders), embeds the texts, and bulk-writes with explicit `_id`s. It returns
+ * only when Elasticsearch applied every write, so the consumer commits the offsets only then;
+ * it throws classified errors otherwise (outage: retried; rejected document: dead-lettered by
+ * the consumer, which retries the batch record by record to find it).
+ */
+export class RetrievalIndexer {
+  readonly counters: IndexerCounters = {
+    indexed: 0,
+    deleted: 0,
+    alreadyAbsent: 0,
+    skipped: 0,
+    bulkRequests: 0,
+    embedded: 0,
+  };
+
+  constructor(
+    private readonly indices: RetrievalIndexNames,
+    private readonly embedder: Embedder,
+    private readonly writer: BulkWriter,
+  ) {}
+
+  readonly handleMemories = (items: Delivered<Compacted<Memory>>[]): Promise<void> =>
+    this.apply(planMemories(items, this.indices.memories));
+
+  readonly handleEpisodes = (items: Delivered<Compacted<Episode>>[]): Promise<void> =>
+    this.apply(planEpisodes(items, this.indices.episodes));
+
+  readonly handlePrompts = (items: Delivered<PromptSubmitted>[]): Promise<void> =>
+    this.apply(planTurns(items, this.indices.turns));
+
+  private async apply(plan: Plan): Promise<void> {
+    const planned = lastWins(plan.operations);
+    const texts = planned.flatMap((op) =>
+      op.action === 'index' && op.text.trim() !== '' ? [op.text] : [],
+    );
+    const vectors = texts.length > 0 ? await this.embedder.embed(texts) : [];
+    const byText = new Map(texts.map((text, i) => [text, vectors[i]]));
+    const operations = planned.map((op): BulkOperation => {
+      if (op.action === 'delete') return op;
+      const vector = byText.get(op.text);
+      if (vector && vector.length !== this.embedder.dims) {
+        throw new RangeError(
+          `embedder ${this.embedder.id} returned ${vector.length} dimensions, not ${this.embedder.dims}`,
+        );
+      }
+      return {
+        action: 'index',
+        index: op.index,
+        id: op.id,
+        document: withEmbedding(op.body, vector ? modelVector(this.embedder.id, vector) : null),
+      };
+    });
+    if (operations.length > 0) {
+      const report = await this.writer.write(operations);
+      this.counters.indexed += report.indexed;
+      this.counters.deleted += report.deleted;
+      this.counters.alreadyAbsent += report.alreadyAbsent;
+      this.counters.bulkRequests += report.requests;
+    }
+    this.counters.embedded += texts.length;
+    this.counters.skipped += plan.skipped;
+  }
+}

@@ -1,0 +1,149 @@
+import type { Embedder } from '@engram/ai';
+import type { BackoffOptions } from '@engram/core';
+import {
+  BulkWriter,
+  createElasticsearchClient,
+  DEFAULT_BULK_LIMITS,
+  ensureRetrievalIndices,
+  retrievalIndexNames,
+  type BulkLimits,
+  type IndexSetupOutcome,
+  type RetrievalIndexNames,
+} from '@engram/elasticsearch';
+import {
+  contractCodec,
+  createKafka,
+  DeadLetterWriter,
+  ensureTopics,
+  ReliableConsumer,
+  valueSubject,
+  type TopicCodec,
+} from '@engram/kafka';
+import type { Client } from '@elastic/elasticsearch';
+import { Logger } from '@nestjs/common';
+import type { Kafka } from 'kafkajs';
+import { CachingEmbedder } from './caching-embedder';
+import { RetrievalIndexer } from './retrieval-indexer';
+import { DEFAULT_RETRIEVAL_TOPICS, type RetrievalTopics } from './retrieval-topics';
+import { rejectTombstones, TombstoneAwareRegistry, withTombstones } from './tombstones';
+
+export interface RetrievalIndexerOptions {
+  brokers: string[];
+  registryUrl: string;
+  elasticsearchUrl: string;
+  /** The model whose id and dimension are stored beside every vector. */
+  embedder: Embedder;
+  topics?: RetrievalTopics;
+  /** Prefix of the three index names (lowercased); default none: `engram-memories`, … */
+  indexPrefix?: string;
+  groupId?: string;
+  clientId?: string;
+  /** Partitions of input topics this service has to create (existing ones are left alone). */
+  partitions?: number;
+  retry?: BackoffOptions;
+  bulk?: BulkLimits;
+  /** Texts per embedding call. */
+  embedBatchSize?: number;
+  /** Where a new consumer group starts (default: the beginning — an index is a full projection). */
+  fromBeginning?: boolean;
+}
+
+export interface RetrievalIndexerRuntime {
+  kafka: Kafka;
+  client: Client;
+  indices: RetrievalIndexNames;
+  topics: RetrievalTopics;
+  groupId: string;
+  setup: IndexSetupOutcome;
+  indexer: RetrievalIndexer;
+  consumer: ReliableConsumer;
+  stop(): Promise<void>;
+}
+
+export const DEFAULT_INDEXER_GROUP_ID = 'engram-retrieval-indexer';
+
+/** A contract codec moved onto another topic name (tests and prefixes use their own topics). */
+function onTopic<E>(codec: TopicCodec<E>, topic: string): TopicCodec<E> {
+  return { ...codec, topic, subject: valueSubject(topic) };
+}
+
+/** The codecs the indexer reads with (tombstones are records on the two compacted topics). */
+export function retrievalCodecs(topics: RetrievalTopics) {
+  return {
+    memories: withTombstones(onTopic(contractCodec('memory.memories.v1'), topics.memories)),
+    episodes: withTombstones(onTopic(contractCodec('memory.episodes.v1'), topics.episodes)),
+    prompts: rejectTombstones(onTopic(contractCodec('agent.prompts.v1'), topics.prompts)),
+  };
+}
+
+/**
+ * Starts the retrieval indexer: input topics and the three indices in place (idempotent), then an
+ * at-least-once ReliableConsumer on memories, episodes and prompts that embeds and bulk-indexes.
+ * Offsets are committed only after Elasticsearch applied the batch; an outage pauses the
+ * partition and retries with backoff, never skipping. Stop drains the batch in hand and commits.
+ */
+export async function startRetrievalIndexer(
+  options: RetrievalIndexerOptions,
+): Promise<RetrievalIndexerRuntime> {
+  const logger = new Logger('RetrievalIndexer');
+  const topics = options.topics ?? DEFAULT_RETRIEVAL_TOPICS;
+  const groupId = options.groupId ?? DEFAULT_INDEXER_GROUP_ID;
+  const indices = retrievalIndexNames(options.indexPrefix ?? '');
+  const kafka = createKafka({ brokers: options.brokers, clientId: options.clientId ?? groupId });
+  const client = createElasticsearchClient(options.elasticsearchUrl);
+  let deadLetters: DeadLetterWriter | undefined;
+  try {
+    const setup = await ensureRetrievalIndices(client, indices, { dims: options.embedder.dims });
+    const partitions = options.partitions ?? 3;
+    await ensureTopics(kafka, [
+      { topic: topics.memories, partitions, compacted: true },
+      { topic: topics.episodes, partitions, compacted: true },
+      { topic: topics.prompts, partitions },
+    ]);
+
+    const embedder = new CachingEmbedder(options.embedder, { batchSize: options.embedBatchSize });
+    const writer = BulkWriter.forClient(client, options.bulk ?? DEFAULT_BULK_LIMITS);
+    const indexer = new RetrievalIndexer(indices, embedder, writer);
+    const codecs = retrievalCodecs(topics);
+    deadLetters = new DeadLetterWriter(kafka, 'retrieval');
+    await deadLetters.connect();
+    const consumer = new ReliableConsumer(
+      kafka,
+      new TombstoneAwareRegistry(options.registryUrl),
+      deadLetters,
+      {
+        groupId,
+        retry: options.retry ?? { initialMs: 200, maxMs: 30_000 },
+        fromBeginning: options.fromBeginning ?? true,
+      },
+    )
+      .subscribe(codecs.memories, indexer.handleMemories)
+      .subscribe(codecs.episodes, indexer.handleEpisodes)
+      .subscribe(codecs.prompts, indexer.handlePrompts);
+    await consumer.start();
+    logger.log(
+      `indexing ${Object.values(topics).join(', ')} into ${Object.values(indices).join(', ')} with ${embedder.id} (group ${groupId})`,
+    );
+
+    const writerOfDeadLetters = deadLetters;
+    return {
+      kafka,
+      client,
+      indices,
+      topics,
+      groupId,
+      setup,
+      indexer,
+      consumer,
+      async stop() {
+        await consumer.stop();
+        await writerOfDeadLetters.disconnect();
+        await client.close();
+      },
+    };
+  } catch (error) {
+    await deadLetters?.disconnect().catch(() => undefined);
+    await client.close().catch(() => undefined);
+    throw error;
+  }
+}

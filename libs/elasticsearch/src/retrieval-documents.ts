@@ -1,0 +1,189 @@
+import type { Episode, Memory, PromptSubmitted } from '@engram/contracts';
+import {
+  episodeProvenance,
+  InvalidEventError,
+  memoryProvenance,
+  redactSecrets,
+  type ModelVector,
+  type Provenance,
+} from '@engram/core';
+
+// Pure mapping from contract records to the documents of the three retrieval indices. Documents
+// depend on nothing but the record and the embedding: replaying a topic rebuilds the same
+// documents under the same `_id`s (memoryId, episodeId, eventId).
+
+/** The vector beside every document, with the model that made it (a query never mixes models). */
+export interface EmbeddingFields {
+  embedding: number[] | null;
+  embeddingModel: string | null;
+  embeddingDims: number | null;
+}
+
+export interface SearchFields extends EmbeddingFields {
+  /** What BM25 searches (English-analysed) and what the embedding was computed from. */
+  text: string;
+  provenance: Provenance;
+}
+
+/** A Memory, field for field, with the index's vector in `embedding`/`embeddingModel`. */
+export type MemoryDocument = Omit<Memory, 'embedding' | 'embeddingModel'> & SearchFields;
+export type EpisodeDocument = Episode & SearchFields;
+/** A user prompt; `text` is the contract field, redacted again before it is stored. */
+export type TurnDocument = PromptSubmitted & SearchFields;
+
+export interface RetrievalDocument<D extends SearchFields> {
+  /** The explicit `_id`: a write is an idempotent upsert. */
+  id: string;
+  body: D;
+}
+
+/** Elasticsearch refuses longer ids — for the whole bulk request, so they are caught here. */
+export const MAX_DOCUMENT_ID_BYTES = 512;
+
+const NO_EMBEDDING: EmbeddingFields = {
+  embedding: null,
+  embeddingModel: null,
+  embeddingDims: null,
+};
+
+/**
+ * The record without the `type` tag contract codecs add (`{ type: 'Memory', ...fields }`, see
+ * `Typed` in @engram/contracts): it is the Avro record name, not a field, and the strict mapping
+ * would refuse it.
+ */
+function untagged<R extends object>(record: R): R {
+  if (!('type' in record)) return record;
+  const { type: _tag, ...fields } = record as R & { type: unknown };
+  return fields as R;
+}
+
+export function documentId(id: string, field: string): string {
+  if (id.trim() === '') throw new InvalidEventError(`${field} must not be empty`, { field });
+  const bytes = Buffer.byteLength(id);
+  if (bytes > MAX_DOCUMENT_ID_BYTES) {
+    throw new InvalidEventError(
+      `${field} is ${bytes} bytes; a document id is at most ${MAX_DOCUMENT_ID_BYTES}`,
+      { field, bytes },
+    );
+  }
+  return id;
+}
+
+/** Non-empty parts, trimmed, one per line. */
+function joinText(parts: ReadonlyArray<string | null | undefined>): string {
+  return parts
+    .map((part) => part?.trim() ?? '')
+    .filter((part) => part !== '')
+    .join('\n');
+}
+
+/**
+ * The searchable text of a memory: its content, plus the words of its type-specific details that
+ * say what it is about (a dead end's approach and why it failed, a recipe's task and steps).
+ */
+export function memoryText(memory: Memory): string {
+  const deadEnd = memory.deadEnd;
+  const recipe = memory.workflowRecipe;
+  return joinText([
+    memory.content,
+    deadEnd?.approachTried,
+    deadEnd?.whyItFailed,
+    deadEnd?.alternativeUsed,
+    recipe?.taskPattern,
+    ...(recipe?.steps ?? []).map((step) => step.description),
+  ]);
+}
+
+export function memoryDocument(memory: Memory): RetrievalDocument<MemoryDocument> {
+  const { embedding: _vector, embeddingModel: _model, ...record } = untagged(memory);
+  return {
+    id: documentId(memory.memoryId, 'memoryId'),
+    body: {
+      ...record,
+      text: memoryText(memory),
+      provenance: memoryProvenance(memory),
+      ...NO_EMBEDDING,
+    },
+  };
+}
+
+/** Intent, keywords, summary, hot files and key decisions (the episode's "what and where"). */
+export function episodeText(episode: Episode): string {
+  return joinText([
+    episode.intent,
+    episode.intentKeywords.join(' '),
+    episode.summary,
+    episode.hotFiles.map((file) => file.path).join(' '),
+    ...episode.keyDecisions,
+  ]);
+}
+
+export function episodeDocument(episode: Episode): RetrievalDocument<EpisodeDocument> {
+  return {
+    id: documentId(episode.episodeId, 'episodeId'),
+    body: {
+      ...untagged(episode),
+      text: episodeText(episode),
+      provenance: episodeProvenance(episode),
+      ...NO_EMBEDDING,
+    },
+  };
+}
+
+/** Only what the user typed is a turn: agent and system prompts are not indexed. */
+export function isIndexedTurn(prompt: PromptSubmitted): boolean {
+  return prompt.source === 'user';
+}
+
+/**
+ * A user prompt as a turn, or null for agent and system prompts. The producer redacts already;
+ * redacting again (idempotent) means a producer that forgot cannot put a secret in the index.
+ */
+export function turnDocument(prompt: PromptSubmitted): RetrievalDocument<TurnDocument> | null {
+  if (!isIndexedTurn(prompt)) return null;
+  return {
+    id: documentId(prompt.eventId, 'eventId'),
+    body: {
+      ...untagged(prompt),
+      text: redactSecrets(prompt.text).text,
+      provenance: {
+        tenantId: prompt.tenantId,
+        projectId: prompt.projectId,
+        sessionIds: [prompt.sessionId],
+        // A prompt does not know its episode: the segmenter decides that later, and the episode
+        // (episodes index) names its prompt range — the query side joins on session + promptId.
+        episodeIds: [],
+        promptIds: [prompt.promptId],
+        eventIds: [prompt.eventId],
+        memoryId: null,
+        commitSha: null,
+      },
+      ...NO_EMBEDDING,
+    },
+  };
+}
+
+/**
+ * A vector as JSON numbers: 9 significant digits identify a float32 exactly, so the index stores
+ * the same value at about half the bytes of a double's shortest form. Deterministic.
+ */
+export function vectorToJson(vector: ArrayLike<number>): number[] {
+  return Array.from(vector, (value) => Number(value.toPrecision(9)));
+}
+
+/** The document with its vector and model; null (no text, or no vector) leaves it without one. */
+export function withEmbedding<D extends SearchFields>(body: D, vector: ModelVector | null): D {
+  if (vector === null || !hasMagnitude(vector.vector)) return { ...body, ...NO_EMBEDDING };
+  return {
+    ...body,
+    embedding: vectorToJson(vector.vector),
+    embeddingModel: vector.model,
+    embeddingDims: vector.dimension,
+  };
+}
+
+/** Cosine similarity is undefined for the zero vector, and Elasticsearch refuses it. */
+function hasMagnitude(vector: ArrayLike<number>): boolean {
+  for (let i = 0; i < vector.length; i += 1) if (vector[i] !== 0) return true;
+  return false;
+}

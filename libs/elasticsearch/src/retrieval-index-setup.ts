@@ -1,0 +1,113 @@
+import { errors, type Client } from '@elastic/elasticsearch';
+import type { MappingTypeMapping } from '@elastic/elasticsearch/lib/api/types';
+import { errorMessage, MisconfigurationError } from '@engram/core';
+import { ensureIndex } from './index-setup';
+import {
+  RETRIEVAL_TIERS,
+  TEXT_ANALYZER,
+  retrievalIndexDefinition,
+  type RetrievalIndexNames,
+  type RetrievalIndexOptions,
+  type RetrievalTier,
+} from './retrieval-indices';
+
+/** Above the built-in templates (100), so nothing else shapes these indices. */
+export const RETRIEVAL_TEMPLATE_PRIORITY = 200;
+
+export type IndexSetupOutcome = Record<RetrievalTier, 'created' | 'exists'>;
+
+/**
+ * Puts an index template per tier and creates the index, both idempotently (safe at every start,
+ * from several instances at once: a template PUT with the same body changes nothing, a concurrent
+ * index creation is success). The template matches the exact index name: if the index is deleted
+ * while the indexer runs, the next bulk write auto-creates it with the right mapping instead of a
+ * dynamic one (where `embedding` would silently become an array of floats).
+ *
+ * An existing index is checked, then brought up to date additively: an index whose vectors have
+ * another dimension, or whose `text` is not English-analysed, stops start-up (`engram reindex`
+ * rebuilds it); fields a newer contract added are put into its mapping (the mapping is strict, so
+ * without them every new document would be refused); a field whose type changed stops start-up.
+ */
+export async function ensureRetrievalIndices(
+  client: Client,
+  names: RetrievalIndexNames,
+  options: RetrievalIndexOptions,
+): Promise<IndexSetupOutcome> {
+  const outcome = {} as IndexSetupOutcome;
+  for (const tier of RETRIEVAL_TIERS) {
+    const index = names[tier];
+    const definition = retrievalIndexDefinition(tier, options);
+    // Refuse an incompatible index before touching its template.
+    if (await client.indices.exists({ index })) {
+      assertCompatible(index, await client.indices.getMapping({ index }), options.dims);
+    }
+    await client.indices.putIndexTemplate({
+      name: index,
+      index_patterns: [index],
+      priority: RETRIEVAL_TEMPLATE_PRIORITY,
+      template: { settings: definition.settings, mappings: definition.mappings },
+      _meta: { managedBy: 'engram-retrieval', tier },
+    });
+    outcome[tier] = await ensureIndex(client, index, definition);
+    if (outcome[tier] === 'exists') {
+      // Another instance may have created it a moment ago: check again, then add new fields.
+      assertCompatible(index, await client.indices.getMapping({ index }), options.dims);
+      await addNewFields(client, index, definition.mappings!);
+    }
+  }
+  return outcome;
+}
+
+async function addNewFields(
+  client: Client,
+  index: string,
+  mappings: MappingTypeMapping,
+): Promise<void> {
+  try {
+    await client.indices.putMapping({
+      index,
+      dynamic: mappings.dynamic,
+      _meta: mappings._meta,
+      properties: mappings.properties,
+    });
+  } catch (error) {
+    if (error instanceof errors.ResponseError && error.statusCode === 400) {
+      throw new MisconfigurationError(
+        `index ${index} has a mapping this version cannot extend: ${errorMessage(error)} (fix: run engram reindex, or use another index prefix)`,
+        { index },
+        { cause: error },
+      );
+    }
+    throw error;
+  }
+}
+
+interface FieldMapping {
+  type?: string;
+  dims?: number;
+  analyzer?: string;
+}
+
+function assertCompatible(index: string, response: unknown, dims: number): void {
+  const mappings = Object.values(response as Record<string, { mappings?: unknown }>)[0]
+    ?.mappings as { properties?: Record<string, FieldMapping> } | undefined;
+  const embedding = mappings?.properties?.embedding;
+  const text = mappings?.properties?.text;
+  const problems: string[] = [];
+  if (embedding?.type !== 'dense_vector' || embedding.dims !== dims) {
+    problems.push(
+      `embedding is ${embedding?.type ?? 'missing'}${embedding?.dims ? `/${embedding.dims}` : ''}, expected dense_vector/${dims}`,
+    );
+  }
+  if (text?.type !== 'text' || text.analyzer !== TEXT_ANALYZER) {
+    problems.push(
+      `text is ${text?.type ?? 'missing'}/${text?.analyzer ?? 'standard'}, expected text/${TEXT_ANALYZER}`,
+    );
+  }
+  if (problems.length > 0) {
+    throw new MisconfigurationError(
+      `index ${index} does not fit the configured embedder: ${problems.join('; ')} (fix: run engram reindex, or use another index prefix)`,
+      { index, problems },
+    );
+  }
+}
