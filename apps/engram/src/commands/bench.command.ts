@@ -2,6 +2,7 @@ import { segmenterSettings, StreamSegmenter, type SegmenterPrompt } from '@engra
 import { loadConfig } from '@engram/config';
 import type { Command } from 'commander';
 import { benchSegmentEndToEnd } from './bench-segment-e2e';
+import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 
 /** Tasks as developers phrase them: an intent, follow-ups sharing its words, terse replies. */
@@ -69,6 +70,8 @@ export function syntheticPrompts(count: number, sessions: number): SegmenterProm
 export interface SegmentCoreBench {
   benchmark: 'segment-core';
   mode: 'keyword';
+  /** `synthetic` (one boundary per two prompts: a worst case) or the file measured. */
+  dataset: string;
   prompts: number;
   sessions: number;
   seconds: number;
@@ -79,9 +82,37 @@ export interface SegmentCoreBench {
   cores: number;
 }
 
+/**
+ * A recorded or labelled prompt file (PromptSubmitted JSON lines, sessions in order) repeated
+ * with fresh session ids until it holds `count` prompts: the core on a real boundary rate.
+ */
+export function datasetPrompts(file: string, count: number): SegmenterPrompt[] {
+  const lines = readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '');
+  const base = lines.map((line) => {
+    const event = JSON.parse(line) as SegmenterPrompt & { timestamp: number | string };
+    return { ...event, timestamp: new Date(event.timestamp).getTime() };
+  });
+  if (base.length === 0) throw new Error(`${file} holds no prompts`);
+  return Array.from({ length: count }, (_, i) => {
+    const prompt = base[i % base.length];
+    const copy = Math.floor(i / base.length);
+    return {
+      ...prompt,
+      eventId: `${prompt.eventId}#${copy}`,
+      sessionId: `${prompt.sessionId}#${copy}`,
+    };
+  });
+}
+
 /** Prompts/s of the pure segmenter core on one core (keyword mode). */
-export function benchSegmentCore(prompts = 200_000, sessions = 2_000): SegmentCoreBench {
-  const input = syntheticPrompts(prompts, sessions);
+export function benchSegmentCore(
+  prompts = 200_000,
+  sessions = 2_000,
+  dataset?: string,
+): SegmentCoreBench {
+  const input = dataset ? datasetPrompts(dataset, prompts) : syntheticPrompts(prompts, sessions);
   const run = () => {
     const segmenter = new StreamSegmenter({ settings: segmenterSettings() });
     let boundaries = 0;
@@ -97,8 +128,9 @@ export function benchSegmentCore(prompts = 200_000, sessions = 2_000): SegmentCo
   return {
     benchmark: 'segment-core',
     mode: 'keyword',
+    dataset: dataset ?? 'synthetic',
     prompts,
-    sessions,
+    sessions: new Set(input.map((p) => p.sessionId)).size,
     seconds: Number(seconds.toFixed(3)),
     promptsPerSecond: Math.round(prompts / seconds),
     boundaries,
@@ -117,11 +149,15 @@ export function registerBenchCommand(program: Command): void {
       Number.parseInt(v, 10),
     )
     .option('--distributed', 'end to end through Kafka, the Schema Registry and the service')
+    .option(
+      '--dataset <file>',
+      'core: PromptSubmitted JSON lines to repeat instead of the synthetic worst case',
+    )
     .option('--json', 'print the figures as one JSON line')
     .action(
       async (
         target: string,
-        options: { prompts?: number; json?: boolean; distributed?: boolean },
+        options: { prompts?: number; json?: boolean; distributed?: boolean; dataset?: string },
       ) => {
         if (target !== 'segment') {
           console.error(`engram bench ${target}: not available yet (available: segment)`);
@@ -140,13 +176,13 @@ export function registerBenchCommand(program: Command): void {
           );
           return;
         }
-        const result = benchSegmentCore(options.prompts ?? 200_000);
+        const result = benchSegmentCore(options.prompts ?? 200_000, 2_000, options.dataset);
         if (options.json) {
           console.log(JSON.stringify(result));
           return;
         }
         console.log(
-          `segment core (keyword): ${result.promptsPerSecond.toLocaleString('en')} prompts/s ` +
+          `segment core (keyword, ${result.dataset}): ${result.promptsPerSecond.toLocaleString('en')} prompts/s ` +
             `(${result.prompts} prompts, ${result.sessions} sessions, ${result.seconds} s, ` +
             `${result.boundaries} boundaries, heap ${result.heapUsedMb} MB, ${result.cores} cores; target ≥ 200,000)`,
         );
