@@ -7,17 +7,14 @@ import {
   planTurns,
   type PlannedOperation,
 } from './index-plan';
-import { delivered, episodeRecord, memoryRecord, promptRecord } from './testing/records';
-import type { Compacted } from './tombstones';
-
-const upsert = <E>(event: E): Compacted<E> => ({ kind: 'upsert', event });
+import { delivered, episodeRecord, memoryRecord, promptRecord, tombstone } from './testing/records';
 
 describe('planMemories', () => {
   it('should upsert a memory under its id and delete on a tombstone by key', () => {
     const plan = planMemories(
       [
-        delivered(upsert(memoryRecord({ memoryId: 'm1', content: 'token refresh races logout' }))),
-        delivered({ kind: 'tombstone' }, { key: 'm2' }),
+        delivered(memoryRecord({ memoryId: 'm1', content: 'token refresh races logout' })),
+        tombstone('m2'),
       ],
       'memories',
     );
@@ -28,20 +25,15 @@ describe('planMemories', () => {
     ]);
   });
 
-  it('should refuse a tombstone without a key', () => {
-    expect(() => planMemories([delivered({ kind: 'tombstone' })], 'memories')).toThrow(
-      InvalidEventError,
-    );
+  it('should refuse a tombstone whose key cannot be a document id', () => {
+    expect(() => planMemories([tombstone('m'.repeat(513))], 'memories')).toThrow(InvalidEventError);
   });
 });
 
 describe('planEpisodes', () => {
   it('should upsert an episode under its id, and delete on a tombstone', () => {
     const plan = planEpisodes(
-      [
-        delivered(upsert(episodeRecord({ episodeId: 'e1', intent: 'fix login' }))),
-        delivered({ kind: 'tombstone' }, { key: 'e0' }),
-      ],
+      [delivered(episodeRecord({ episodeId: 'e1', intent: 'fix login' })), tombstone('e0')],
       'episodes',
     );
     expect(plan.operations).toMatchObject([

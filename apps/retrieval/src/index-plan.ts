@@ -1,5 +1,5 @@
 import type { Episode, Memory, PromptSubmitted } from '@engram/contracts';
-import { InvalidEventError, type Delivered } from '@engram/core';
+import type { Delivered } from '@engram/core';
 import {
   documentId,
   episodeDocument,
@@ -7,7 +7,7 @@ import {
   turnDocument,
   type SearchFields,
 } from '@engram/elasticsearch';
-import type { Compacted } from './tombstones';
+import type { DeliveredOrTombstone, DeliveredTombstone } from '@engram/kafka';
 
 /** A write the indexer will make once the text is embedded. */
 export type PlannedOperation =
@@ -24,36 +24,31 @@ function upsert(index: string, document: { id: string; body: SearchFields }): Pl
   return { action: 'index', index, id: document.id, text: document.body.text, body: document.body };
 }
 
-/** A tombstone deletes the document of its key (the memoryId or episodeId of the compacted topic). */
-function tombstone(index: string, item: Delivered<unknown>, keyField: string): PlannedOperation {
-  if (item.key === null) {
-    throw new InvalidEventError(
-      `tombstone at ${item.topic}[${item.partition}]@${item.offset} has no key`,
-      {
-        field: keyField,
-      },
-    );
-  }
+/**
+ * A tombstone deletes the document of its key (the memoryId or episodeId of the compacted topic).
+ * The consumer dead-letters tombstones without a key; documentId refuses an id Elasticsearch would.
+ */
+function remove(index: string, item: DeliveredTombstone, keyField: string): PlannedOperation {
   return { action: 'delete', index, id: documentId(item.key, keyField) };
 }
 
-export function planMemories(items: readonly Delivered<Compacted<Memory>>[], index: string): Plan {
+export function planMemories(items: readonly DeliveredOrTombstone<Memory>[], index: string): Plan {
   return {
     operations: items.map((item) =>
-      item.event.kind === 'tombstone'
-        ? tombstone(index, item, 'memoryId')
-        : upsert(index, memoryDocument(item.event.event)),
+      item.event === null
+        ? remove(index, item, 'memoryId')
+        : upsert(index, memoryDocument(item.event)),
     ),
     skipped: 0,
   };
 }
 
-export function planEpisodes(items: readonly Delivered<Compacted<Episode>>[], index: string): Plan {
+export function planEpisodes(items: readonly DeliveredOrTombstone<Episode>[], index: string): Plan {
   return {
     operations: items.map((item) =>
-      item.event.kind === 'tombstone'
-        ? tombstone(index, item, 'episodeId')
-        : upsert(index, episodeDocument(item.event.event)),
+      item.event === null
+        ? remove(index, item, 'episodeId')
+        : upsert(index, episodeDocument(item.event)),
     ),
     skipped: 0,
   };

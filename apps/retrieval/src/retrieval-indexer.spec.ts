@@ -4,7 +4,7 @@ import { DownstreamUnavailableError } from '@engram/core';
 import { BulkWriter, retrievalIndexNames, type BulkSend } from '@engram/elasticsearch';
 import { describe, expect, it, vi } from 'vitest';
 import { RetrievalIndexer } from './retrieval-indexer';
-import { delivered, episodeRecord, memoryRecord, promptRecord } from './testing/records';
+import { delivered, episodeRecord, memoryRecord, promptRecord, tombstone } from './testing/records';
 
 const INDICES = retrievalIndexNames('t.');
 
@@ -47,8 +47,8 @@ describe('RetrievalIndexer', () => {
     it('should index memories with their vector and model, and delete on a tombstone', async () => {
       const { sut, sent, embedder } = setup();
       await sut.handleMemories([
-        delivered({ kind: 'upsert', event: memoryRecord({ memoryId: 'm1', content: 'one' }) }),
-        delivered({ kind: 'tombstone' }, { key: 'm2' }),
+        delivered(memoryRecord({ memoryId: 'm1', content: 'one' })),
+        tombstone('m2'),
       ]);
       expect(embedder.embed).toHaveBeenCalledWith(['one']);
       expect(sent).toMatchObject([
@@ -72,10 +72,10 @@ describe('RetrievalIndexer', () => {
     it('should write only the last record of a key within a batch', async () => {
       const { sut, sent, embedder } = setup();
       await sut.handleMemories([
-        delivered({ kind: 'upsert', event: memoryRecord({ memoryId: 'm1', content: 'old' }) }),
-        delivered({ kind: 'upsert', event: memoryRecord({ memoryId: 'm1', content: 'new' }) }),
-        delivered({ kind: 'upsert', event: memoryRecord({ memoryId: 'm3', content: 'gone' }) }),
-        delivered({ kind: 'tombstone' }, { key: 'm3' }),
+        delivered(memoryRecord({ memoryId: 'm1', content: 'old' })),
+        delivered(memoryRecord({ memoryId: 'm1', content: 'new' })),
+        delivered(memoryRecord({ memoryId: 'm3', content: 'gone' })),
+        tombstone('m3'),
       ]);
       expect(embedder.embed).toHaveBeenCalledWith(['new']);
       expect(sent.map((op) => `${op.action} ${op.id}`)).toEqual(['index m1', 'delete m3']);
@@ -84,9 +84,7 @@ describe('RetrievalIndexer', () => {
     it('should let an outage through (the consumer retries) and count nothing', async () => {
       const { sut } = setup(() => new DownstreamUnavailableError('elasticsearch down'));
       await expect(
-        sut.handleMemories([
-          delivered({ kind: 'upsert', event: memoryRecord({ memoryId: 'm1' }) }),
-        ]),
+        sut.handleMemories([delivered(memoryRecord({ memoryId: 'm1' }))]),
       ).rejects.toBeInstanceOf(DownstreamUnavailableError);
       expect(sut.counters.indexed).toBe(0);
     });
@@ -96,16 +94,15 @@ describe('RetrievalIndexer', () => {
     it('should index an episode without a vector when it has no text yet', async () => {
       const { sut, sent, embedder } = setup();
       await sut.handleEpisodes([
-        delivered({
-          kind: 'upsert',
-          event: episodeRecord({
+        delivered(
+          episodeRecord({
             episodeId: 'e1',
             intent: null,
             intentKeywords: [],
             hotFiles: [],
             summary: null,
           }),
-        }),
+        ),
       ]);
       expect(embedder.embed).not.toHaveBeenCalled();
       expect(sent[0].document).toMatchObject({

@@ -1,6 +1,7 @@
 import type { Embedder } from '@engram/ai';
 import type { Episode, Memory, PromptSubmitted } from '@engram/contracts';
 import { modelVector, type Delivered } from '@engram/core';
+import type { DeliveredOrTombstone } from '@engram/kafka';
 import {
   withEmbedding,
   type BulkOperation,
@@ -8,7 +9,6 @@ import {
   type RetrievalIndexNames,
 } from '@engram/elasticsearch';
 import { lastWins, planEpisodes, planMemories, planTurns, type Plan } from './index-plan';
-import type { Compacted } from './tombstones';
 
 export interface IndexerCounters {
   /** Documents written (a re-run after a retry counts again). */
@@ -45,10 +45,12 @@ export class RetrievalIndexer {
     private readonly writer: BulkWriter,
   ) {}
 
-  readonly handleMemories = (items: Delivered<Compacted<Memory>>[]): Promise<void> =>
+  /** Memories, and tombstones of memories (memory.memories.v1 is compacted). */
+  readonly handleMemories = (items: DeliveredOrTombstone<Memory>[]): Promise<void> =>
     this.apply(planMemories(items, this.indices.memories));
 
-  readonly handleEpisodes = (items: Delivered<Compacted<Episode>>[]): Promise<void> =>
+  /** Episodes, and tombstones of episodes (memory.episodes.v1 is compacted). */
+  readonly handleEpisodes = (items: DeliveredOrTombstone<Episode>[]): Promise<void> =>
     this.apply(planEpisodes(items, this.indices.episodes));
 
   readonly handlePrompts = (items: Delivered<PromptSubmitted>[]): Promise<void> =>

@@ -11,6 +11,7 @@ import {
   type RetrievalIndexNames,
 } from '@engram/elasticsearch';
 import {
+  AvroRegistry,
   contractCodec,
   createKafka,
   DeadLetterWriter,
@@ -25,7 +26,6 @@ import type { Kafka } from 'kafkajs';
 import { CachingEmbedder } from './caching-embedder';
 import { RetrievalIndexer } from './retrieval-indexer';
 import { DEFAULT_RETRIEVAL_TOPICS, type RetrievalTopics } from './retrieval-topics';
-import { rejectTombstones, TombstoneAwareRegistry, withTombstones } from './tombstones';
 
 export interface RetrievalIndexerOptions {
   brokers: string[];
@@ -67,13 +67,30 @@ function onTopic<E>(codec: TopicCodec<E>, topic: string): TopicCodec<E> {
   return { ...codec, topic, subject: valueSubject(topic) };
 }
 
-/** The codecs the indexer reads with (tombstones are records on the two compacted topics). */
+/** The codecs the indexer reads with: the contract codecs, on the configured topic names. */
 export function retrievalCodecs(topics: RetrievalTopics) {
   return {
-    memories: withTombstones(onTopic(contractCodec('memory.memories.v1'), topics.memories)),
-    episodes: withTombstones(onTopic(contractCodec('memory.episodes.v1'), topics.episodes)),
-    prompts: rejectTombstones(onTopic(contractCodec('agent.prompts.v1'), topics.prompts)),
+    memories: onTopic(contractCodec('memory.memories.v1'), topics.memories),
+    episodes: onTopic(contractCodec('memory.episodes.v1'), topics.episodes),
+    prompts: onTopic(contractCodec('agent.prompts.v1'), topics.prompts),
   };
+}
+
+/**
+ * Routes the three input topics to the indexer. The two compacted topics take tombstones: a null
+ * value reaches the handler with its key and deletes that document. On agent.prompts.v1 a null
+ * value stays poison (dead-lettered as a DecodeError).
+ */
+export function subscribeIndexer(
+  consumer: ReliableConsumer,
+  topics: RetrievalTopics,
+  indexer: RetrievalIndexer,
+): ReliableConsumer {
+  const codecs = retrievalCodecs(topics);
+  return consumer
+    .subscribe(codecs.memories, indexer.handleMemories, { tombstones: true })
+    .subscribe(codecs.episodes, indexer.handleEpisodes, { tombstones: true })
+    .subscribe(codecs.prompts, indexer.handlePrompts);
 }
 
 /**
@@ -104,22 +121,17 @@ export async function startRetrievalIndexer(
     const embedder = new CachingEmbedder(options.embedder, { batchSize: options.embedBatchSize });
     const writer = BulkWriter.forClient(client, options.bulk ?? DEFAULT_BULK_LIMITS);
     const indexer = new RetrievalIndexer(indices, embedder, writer);
-    const codecs = retrievalCodecs(topics);
     deadLetters = new DeadLetterWriter(kafka, 'retrieval');
     await deadLetters.connect();
-    const consumer = new ReliableConsumer(
-      kafka,
-      new TombstoneAwareRegistry(options.registryUrl),
-      deadLetters,
-      {
+    const consumer = subscribeIndexer(
+      new ReliableConsumer(kafka, new AvroRegistry(options.registryUrl), deadLetters, {
         groupId,
         retry: options.retry ?? { initialMs: 200, maxMs: 30_000 },
         fromBeginning: options.fromBeginning ?? true,
-      },
-    )
-      .subscribe(codecs.memories, indexer.handleMemories)
-      .subscribe(codecs.episodes, indexer.handleEpisodes)
-      .subscribe(codecs.prompts, indexer.handlePrompts);
+      }),
+      topics,
+      indexer,
+    );
     await consumer.start();
     logger.log(
       `indexing ${Object.values(topics).join(', ')} into ${Object.values(indices).join(', ')} with ${embedder.id} (group ${groupId})`,

@@ -12,6 +12,25 @@ import type { AvroRegistry } from './avro-registry';
 export type { Delivered } from '@engram/core';
 
 /**
+ * A tombstone: a record with a key and a null value, which deletes its key on a compacted topic.
+ * Only subscriptions that ask for tombstones receive them; the key is never null or empty.
+ */
+export interface DeliveredTombstone extends Delivered<null> {
+  key: string;
+}
+
+/**
+ * What a subscription with tombstones receives: a decoded event, or the deletion of a key.
+ * `item.event === null` tells them apart (and narrows `item.key` to a string). Assignable to
+ * `Delivered<E | null>`, so a handler may also be written against that.
+ */
+export type DeliveredOrTombstone<E> = Delivered<E> | DeliveredTombstone;
+
+export function isTombstone<E>(item: DeliveredOrTombstone<E>): item is DeliveredTombstone {
+  return item.event === null;
+}
+
+/**
  * Raw record → typed, validated event. Throws classified errors only: DecodeError /
  * SchemaNotFoundError for bad bytes, InvalidEventError for failed semantic checks,
  * DownstreamUnavailableError when the registry is down.
@@ -43,4 +62,23 @@ export async function decodeDelivered<E>(
     key: message.key?.toString() ?? null,
     headers: message.headers,
   };
+}
+
+/**
+ * A record with a null value → a tombstone of its key, without asking the registry. A tombstone
+ * without a key (null or empty) deletes nothing: InvalidEventError, so it is dead-lettered.
+ */
+export function deliveredTombstone(
+  topic: string,
+  partition: number,
+  message: KafkaMessage,
+): DeliveredTombstone {
+  const key = message.key?.toString() ?? '';
+  if (key === '') {
+    throw new InvalidEventError(
+      `tombstone at ${topic}[${partition}]@${message.offset} has no key: nothing to delete`,
+      { topic, partition, offset: message.offset },
+    );
+  }
+  return { event: null, topic, partition, offset: message.offset, key, headers: message.headers };
 }

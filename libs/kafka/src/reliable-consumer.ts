@@ -3,11 +3,28 @@ import { errorMessage, type BackoffOptions } from '@engram/core';
 import type { Batch, Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
 import type { AvroRegistry } from './avro-registry';
 import { deadLetterOf, messageAt, type DeadLetterWriter } from './dead-letter-writer';
-import { decodeDelivered, type Delivered } from './delivered-event';
+import {
+  decodeDelivered,
+  deliveredTombstone,
+  type Delivered,
+  type DeliveredOrTombstone,
+} from './delivered-event';
 import { PausingRetryHooks, retryUntilSettled, type Attempt, type RetryHooks } from './retry-loop';
 import type { TopicCodec } from './topic-codec';
 
 export type BatchHandler<E> = (items: Delivered<E>[]) => Promise<void> | void;
+
+/** The handler of a subscription with `tombstones: true`: it has to handle `event: null`. */
+export type TombstoneBatchHandler<E> = (items: DeliveredOrTombstone<E>[]) => Promise<void> | void;
+
+export interface SubscribeOptions {
+  /**
+   * Hand records with a null value (tombstones: on a compacted topic they delete their key) to the
+   * handler as `event: null` with their key, without decoding them. A tombstone without a key is
+   * dead-lettered (InvalidEventError). Default false: a null value is a DecodeError (dead-lettered).
+   */
+  tombstones?: boolean;
+}
 
 export interface ReliableConsumerOptions {
   groupId: string;
@@ -19,7 +36,8 @@ export interface ReliableConsumerOptions {
 
 interface Route {
   codec: TopicCodec<unknown>;
-  handle: BatchHandler<unknown>;
+  handle: TombstoneBatchHandler<unknown>;
+  tombstones: boolean;
 }
 
 export interface ConsumerCounters {
@@ -33,6 +51,8 @@ export interface ConsumerCounters {
  * to the DLQ, the rest go to the handler, and the offset is committed only after the handler
  * succeeded. Outages pause the partition and retry with backoff for as long as it takes; nothing
  * is ever skipped. Handlers must be idempotent (they are: every write is an upsert by id).
+ * Tombstones (null values) reach only the handlers that subscribed with `{ tombstones: true }`;
+ * elsewhere they are poison like any other undecodable value.
  */
 export class ReliableConsumer {
   private readonly logger = new Logger(ReliableConsumer.name);
@@ -47,8 +67,30 @@ export class ReliableConsumer {
     private readonly options: ReliableConsumerOptions,
   ) {}
 
-  subscribe<E>(codec: TopicCodec<E>, handle: BatchHandler<E>): this {
-    this.routes.set(codec.topic, { codec, handle } as Route);
+  /**
+   * Routes `codec.topic` to `handle`. With `{ tombstones: true }` the handler receives tombstones
+   * too (`DeliveredOrTombstone<E>`, so it cannot ignore them); without, `Delivered<E>` only.
+   */
+  subscribe<E>(
+    codec: TopicCodec<E>,
+    handle: BatchHandler<E>,
+    options?: SubscribeOptions & { tombstones?: false },
+  ): this;
+  subscribe<E>(
+    codec: TopicCodec<E>,
+    handle: TombstoneBatchHandler<E>,
+    options: SubscribeOptions,
+  ): this;
+  subscribe<E>(
+    codec: TopicCodec<E>,
+    handle: BatchHandler<E> | TombstoneBatchHandler<E>,
+    options: SubscribeOptions = {},
+  ): this {
+    this.routes.set(codec.topic, {
+      codec,
+      handle,
+      tombstones: options.tombstones ?? false,
+    } as Route);
     return this;
   }
 
@@ -97,11 +139,14 @@ export class ReliableConsumer {
     route: Route,
     batch: Batch,
     hooks: RetryHooks,
-  ): Promise<Delivered<unknown>[] | undefined> {
-    const items: Delivered<unknown>[] = [];
+  ): Promise<DeliveredOrTombstone<unknown>[] | undefined> {
+    const items: DeliveredOrTombstone<unknown>[] = [];
     for (const message of batch.messages) {
       const attempt = await this.retry(
-        () => decodeDelivered(this.registry, route.codec, batch.partition, message),
+        async () =>
+          route.tombstones && message.value === null
+            ? deliveredTombstone(route.codec.topic, batch.partition, message)
+            : await decodeDelivered(this.registry, route.codec, batch.partition, message),
         hooks,
       );
       if (attempt.kind === 'stopped') return undefined;
@@ -117,7 +162,7 @@ export class ReliableConsumer {
    */
   private async handleAll(
     route: Route,
-    items: Delivered<unknown>[],
+    items: DeliveredOrTombstone<unknown>[],
     batch: Batch,
     hooks: RetryHooks,
   ): Promise<boolean> {

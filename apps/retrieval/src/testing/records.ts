@@ -1,5 +1,6 @@
 import type { Episode, Memory, PromptSubmitted } from '@engram/contracts';
 import { NO_MEMORY_DETAILS, type Delivered } from '@engram/core';
+import type { DeliveredTombstone } from '@engram/kafka';
 
 // Builders of contract records for the indexer's specs and integration test (not exported from
 // the app). Every field set, nothing random: the same call gives the same record.
@@ -125,4 +126,13 @@ export function delivered<E>(
 ): Delivered<E> {
   nextOffset += 1;
   return { event, topic, partition, offset: String(nextOffset), key, headers: {} };
+}
+
+/** A tombstone (a null value) as the consumer hands it over on a route that takes tombstones. */
+export function tombstone(
+  key: string,
+  { topic = 'topic', partition = 0 }: { topic?: string; partition?: number } = {},
+): DeliveredTombstone {
+  nextOffset += 1;
+  return { event: null, topic, partition, offset: String(nextOffset), key, headers: {} };
 }
