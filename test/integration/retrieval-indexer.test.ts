@@ -1,4 +1,3 @@
-import { createServer, connect, type Server, type Socket } from 'node:net';
 import { OnnxMiniLmEmbedder, type Embedder } from '@engram/ai';
 import type { Episode, Memory, PromptSubmitted } from '@engram/contracts';
 import { MisconfigurationError } from '@engram/core';
@@ -38,6 +37,7 @@ import {
   memoryRecord,
   promptRecord,
 } from '../../apps/retrieval/src/testing/records';
+import { CuttableProxy } from './support/cuttable-proxy';
 import { readCommitted, testKafka, testRegistry } from './support/kafka-fixtures';
 import { eventually, uniqueName } from './support/unique';
 
@@ -203,43 +203,6 @@ async function settled(runtime: RetrievalIndexerRuntime, records: number): Promi
     () => (counters.processed + counters.deadLettered >= records ? true : undefined),
     { timeoutMs: 90_000 },
   );
-}
-
-/** A TCP proxy in front of Elasticsearch that the test can cut and restore: an outage on demand. */
-class CuttableProxy {
-  private server?: Server;
-  private readonly sockets = new Set<Socket>();
-  port = 0;
-
-  constructor(
-    private readonly targetHost: string,
-    private readonly targetPort: number,
-  ) {}
-
-  async open(): Promise<void> {
-    const server = createServer((client) => {
-      const upstream = connect(this.targetPort, this.targetHost);
-      for (const socket of [client, upstream]) {
-        this.sockets.add(socket);
-        socket.on('close', () => this.sockets.delete(socket));
-        socket.on('error', () => {
-          client.destroy();
-          upstream.destroy();
-        });
-      }
-      client.pipe(upstream).pipe(client);
-    });
-    this.server = server;
-    await new Promise<void>((resolve) => server.listen(this.port, '127.0.0.1', resolve));
-    this.port = (server.address() as { port: number }).port;
-  }
-
-  async cut(): Promise<void> {
-    const server = this.server;
-    this.server = undefined;
-    for (const socket of this.sockets) socket.destroy();
-    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-  }
 }
 
 describe('retrieval indexer on real Kafka, Schema Registry and Elasticsearch', () => {

@@ -3,6 +3,7 @@ import { Command } from 'commander';
 import { registerBenchCommand } from './commands/bench.command';
 import { registerDemoCommand } from './commands/demo.command';
 import { registerLinksCommand } from './commands/links.command';
+import { registerNeighborsCommand } from './commands/neighbors.command';
 import { registerReplayCommand } from './commands/replay.command';
 import { registerSegmentCommand } from './commands/segment.command';
 import { registerStartCommand } from './commands/start.command';
@@ -18,6 +19,7 @@ registerDemoCommand(program);
 registerSegmentCommand(program, embedderForMode);
 registerBenchCommand(program);
 registerLinksCommand(program);
+registerNeighborsCommand(program);
 registerReplayCommand(program);
 
 program.parseAsync(process.argv).catch((error: unknown) => {

@@ -5,8 +5,9 @@ import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { Command } from 'commander';
 import { mkdirSync } from 'node:fs';
-import { prefixedTopics, SegmenterModule } from '../../../segmenter/src/segmenter.module';
+import { prefixedTopics } from '../../../segmenter/src/segmenter.module';
 import { startEmbeddedSegmenter } from '../../../segmenter/src/segmenter.embedded';
+import { DistributedEngramModule } from '../distributed.module';
 import { checkServers } from './infra-health';
 import { DEFAULT_DATA_DIR } from './replay.command';
 
@@ -14,8 +15,8 @@ import { DEFAULT_DATA_DIR } from './replay.command';
  * `engram start`: Engram's services in this process until SIGINT/SIGTERM (graceful: the batch in
  * flight commits or aborts, nothing acknowledged is lost). Embedded by default — the SQLite log in
  * `--data-dir`, no servers; `--distributed` runs them against Kafka, the Schema Registry,
- * Elasticsearch and Neo4j. Today the services are the segmenter; the observer, distiller and
- * retrieval land with their issues.
+ * Elasticsearch and Neo4j. Embedded mode runs the segmenter today; distributed mode runs the
+ * segmenter, the observer and the retrieval indexer.
  */
 export function registerStartCommand(program: Command): void {
   program
@@ -78,12 +79,13 @@ async function startDistributed(config: EngramConfig, checkOnly: boolean): Promi
     return;
   }
   if (checkOnly) return;
-  const app = await NestFactory.createApplicationContext(SegmenterModule, {
+  const app = await NestFactory.createApplicationContext(DistributedEngramModule, {
     logger: ['log', 'warn', 'error'],
   });
   app.enableShutdownHooks();
   new Logger('engram').log(
-    'running distributed: segmenter (agent.prompts.v1, agent.tool-calls.v1, agent.lifecycle.v1 → ' +
-      'memory.episode-boundaries.v1, memory.episodes.v1, memory.thread-links.v1). Ctrl-C stops it.',
+    'running distributed: segmenter (→ memory.episode-boundaries.v1, memory.episodes.v1, ' +
+      'memory.thread-links.v1), observer (→ Neo4j graph), retrieval indexer (→ Elasticsearch). ' +
+      'Ctrl-C stops them.',
   );
 }

@@ -1,0 +1,126 @@
+import { loadConfig } from '@engram/config';
+import { errorMessage, normaliseProjectPath, ProjectPathError } from '@engram/core';
+import {
+  createNeo4jDriver,
+  tenantsOfProject,
+  topCoAccessNeighbours,
+  type GraphCoAccessNeighbour,
+} from '@engram/neo4j';
+import { InvalidArgumentError, type Command } from 'commander';
+import type { Driver } from 'neo4j-driver';
+
+export interface NeighborsQuery {
+  project: string;
+  file: string;
+  k: number;
+  /** Omitted: the project's tenant, when exactly one tenant has a project of that id. */
+  tenant?: string;
+  /** The project root, to accept an absolute `--file`. */
+  root?: string;
+}
+
+/** What `engram neighbors --json` prints (one JSON object). */
+export interface NeighborsReport {
+  project: string;
+  /** null: no project of that id in the graph (then no neighbours either). */
+  tenant: string | null;
+  file: string;
+  k: number;
+  neighbors: GraphCoAccessNeighbour[];
+}
+
+/**
+ * The file's top co-access neighbours from the graph (SPEC §12): what the observer predicts a
+ * session that opens the file will touch next, with weight, raw count and direction.
+ */
+export async function neighborsReport(
+  driver: Driver,
+  query: NeighborsQuery,
+): Promise<NeighborsReport> {
+  let file: string;
+  try {
+    file = normaliseProjectPath(query.file, query.root ?? null);
+  } catch (error) {
+    if (!(error instanceof ProjectPathError)) throw error;
+    throw new Error(
+      `--file: ${error.message}` + (error.reason === 'no_root' ? ' (pass --root DIR)' : ''),
+      { cause: error },
+    );
+  }
+  const tenant = query.tenant ?? (await onlyTenant(driver, query.project));
+  const neighbors =
+    tenant === null
+      ? []
+      : await topCoAccessNeighbours(driver, {
+          tenantId: tenant,
+          projectId: query.project,
+          path: file,
+          k: query.k,
+        });
+  return { project: query.project, tenant, file, k: query.k, neighbors };
+}
+
+async function onlyTenant(driver: Driver, project: string): Promise<string | null> {
+  const tenants = await tenantsOfProject(driver, project);
+  if (tenants.length > 1) {
+    throw new Error(
+      `project ${project} exists for several tenants (${tenants.join(', ')}): pass --tenant`,
+    );
+  }
+  return tenants[0] ?? null;
+}
+
+/** The report as a table for people. */
+export function formatNeighbors(report: NeighborsReport): string {
+  if (report.neighbors.length === 0) {
+    return report.tenant === null
+      ? `no project ${report.project} in the graph yet`
+      : `no co-access neighbours of ${report.file} in ${report.project} yet`;
+  }
+  const arrow = { outgoing: '→ usually next', incoming: '← usually before', both: '↔' };
+  const rows = report.neighbors.map(
+    (n, i) =>
+      `${String(i + 1).padStart(2)}. ${n.file}  weight ${n.weight.toFixed(2)}  ` +
+      `raw ${n.rawCount}  sessions ${n.sessionCount}  ${arrow[n.direction]}`,
+  );
+  return [`co-access neighbours of ${report.file} in ${report.project}:`, ...rows].join('\n');
+}
+
+function positiveInteger(value: string): number {
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 1) {
+    throw new InvalidArgumentError('must be a whole number of at least 1');
+  }
+  return parsed;
+}
+
+export function registerNeighborsCommand(program: Command): void {
+  program
+    .command('neighbors')
+    .description("a file's top co-access neighbours from the graph (distributed mode: Neo4j)")
+    .requiredOption('--project <id>', 'the project (repository) id')
+    .requiredOption('--file <path>', 'the file, relative to the project root')
+    .option('--k <n>', 'how many neighbours', positiveInteger, 5)
+    .option('--tenant <id>', 'the tenant (default: the only tenant with this project)')
+    .option('--root <dir>', 'the project root, to accept an absolute --file')
+    .option('--json', 'print one JSON object')
+    .action(async (options: NeighborsQuery & { json?: boolean }) => {
+      const config = loadConfig();
+      const driver = createNeo4jDriver(config.neo4j);
+      try {
+        const report = await neighborsReport(driver, options).catch((error: unknown) => {
+          const code = (error as { code?: string }).code;
+          if (code === 'ServiceUnavailable') {
+            throw new Error(
+              `cannot reach Neo4j at ${config.neo4j.url} (ENGRAM_NEO4J_URL): ${errorMessage(error)}`,
+              { cause: error },
+            );
+          }
+          throw error;
+        });
+        console.log(options.json ? JSON.stringify(report) : formatNeighbors(report));
+      } finally {
+        await driver.close();
+      }
+    });
+}

@@ -1,0 +1,11 @@
+import { Module } from '@nestjs/common';
+import { ObserverModule } from '../../observer/src/observer.module';
+import { RetrievalModule } from '../../retrieval/src/retrieval.module';
+import { SegmenterModule } from '../../segmenter/src/segmenter.module';
+
+/**
+ * `engram start --distributed`: every service in one process, each its own module with its own
+ * consumer group, exactly as when they run as separate deployments (`apps/<service>/src/main.ts`).
+ */
+@Module({ imports: [SegmenterModule, ObserverModule, RetrievalModule] })
+export class DistributedEngramModule {}

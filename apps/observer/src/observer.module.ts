@@ -1,0 +1,45 @@
+import { loadConfig } from '@engram/config';
+import {
+  Injectable,
+  Logger,
+  Module,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
+import {
+  DEFAULT_OBSERVER_GROUP,
+  prefixedObserverTopics,
+  startObserver,
+  type ObserverRuntime,
+} from './observer.runtime';
+
+/** Runs the observer for the life of the Nest application; stops it (drain, commit) on shutdown. */
+@Injectable()
+export class ObserverService implements OnApplicationBootstrap, OnApplicationShutdown {
+  private readonly logger = new Logger(ObserverService.name);
+  private runtime?: ObserverRuntime;
+
+  async onApplicationBootstrap(): Promise<void> {
+    const config = loadConfig();
+    // The observer has no settings of its own in @engram/config yet: it shares the topic prefix,
+    // the servers, the retry policy and the partition count of the co-partitioned inputs.
+    const groupId = config.topicPrefix + DEFAULT_OBSERVER_GROUP;
+    this.runtime = await startObserver({
+      brokers: config.kafka.brokers,
+      registryUrl: config.schemaRegistry.url,
+      neo4j: config.neo4j,
+      topics: prefixedObserverTopics(config.topicPrefix),
+      groupId,
+      partitions: config.segmenter.partitions,
+      retry: config.retry,
+    });
+    this.logger.log(`observer running (group ${groupId})`);
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.runtime?.stop();
+  }
+}
+
+@Module({ providers: [ObserverService] })
+export class ObserverModule {}

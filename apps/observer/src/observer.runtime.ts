@@ -1,0 +1,237 @@
+import {
+  DownstreamUnavailableError,
+  errorMessage,
+  observerSettings,
+  redactSecrets,
+  type ObserverSettings,
+} from '@engram/core';
+import {
+  AvroRegistry,
+  contractCodec,
+  coPartitionedAssigner,
+  createKafka,
+  DeadLetterWriter,
+  ensureTopics,
+  ExactlyOnceProcessor,
+  readChangelog,
+  registerContractSchemas,
+  valueSubject,
+  type TopicCodec,
+} from '@engram/kafka';
+import {
+  createGraphWriterDriver,
+  ensureGraphSchema,
+  Neo4jObserverGraphWriter,
+  type Neo4jConnection,
+} from '@engram/neo4j';
+import { Logger } from '@nestjs/common';
+import type { Admin, Kafka } from 'kafkajs';
+import type { Driver } from 'neo4j-driver';
+import {
+  DEFAULT_OBSERVER_TOPICS,
+  ObserverStage,
+  type ObserverCodecs,
+  type ObserverTopics,
+  type ToolCallPositions,
+} from './observer.stage';
+
+export interface ObserverRuntimeOptions {
+  brokers: string[];
+  registryUrl: string;
+  neo4j: Neo4jConnection;
+  /** How long the Neo4j driver retries a failing write itself before the consumer backs off. */
+  graphRetryWithinMs?: number;
+  topics?: ObserverTopics;
+  /** Consumer group; also the prefix of the transactional id. */
+  groupId?: string;
+  /** Stable per instance, so a restarted instance fences its predecessor's transactions. */
+  instanceId?: string;
+  /** Partitions of topics this service creates, when the inputs do not exist yet. */
+  partitions?: number;
+  retry?: { initialMs: number; maxMs: number };
+  /** How often the timer applies waiting lifecycle events and finishes idle sessions. */
+  sweepIntervalMs?: number;
+  settings?: Partial<ObserverSettings>;
+  sessionIdleMs?: number;
+  projectRootOf?: (tenantId: string, projectId: string) => string | null;
+  clientId?: string;
+}
+
+export interface ObserverRuntime {
+  kafka: Kafka;
+  stage: ObserverStage;
+  processor: ExactlyOnceProcessor;
+  writer: Neo4jObserverGraphWriter;
+  driver: Driver;
+  stop(): Promise<void>;
+}
+
+export const DEFAULT_OBSERVER_GROUP = 'engram-observer';
+
+/** A contract codec moved onto another topic name (tests and benchmarks use their own topics). */
+function onTopic<E>(codec: TopicCodec<E>, topic: string): TopicCodec<E> {
+  return { ...codec, topic, subject: valueSubject(topic) };
+}
+
+export function observerCodecs(topics: ObserverTopics): ObserverCodecs {
+  return {
+    toolCalls: onTopic(contractCodec('agent.tool-calls.v1'), topics.toolCalls),
+    lifecycle: onTopic(contractCodec('agent.lifecycle.v1'), topics.lifecycle),
+  };
+}
+
+/** Prefixes every topic name (one cluster, several isolated installations or test runs). */
+export function prefixedObserverTopics(prefix: string): ObserverTopics {
+  const d = DEFAULT_OBSERVER_TOPICS;
+  return {
+    toolCalls: prefix + d.toolCalls,
+    lifecycle: prefix + d.lifecycle,
+    changelog: prefix + d.changelog,
+  };
+}
+
+/**
+ * Creates the observer's topics (idempotent). The inputs are shared with the segmenter and may
+ * exist already: the changelog takes the tool-calls topic's partition count, whatever it is, so
+ * a session's state lives in the partition number of its events.
+ */
+export async function ensureObserverTopics(
+  kafka: Kafka,
+  topics: ObserverTopics,
+  partitions: number,
+): Promise<number> {
+  await ensureTopics(kafka, [
+    { topic: topics.toolCalls, partitions },
+    { topic: topics.lifecycle, partitions },
+  ]);
+  const admin = kafka.admin();
+  await admin.connect();
+  let count: number;
+  try {
+    const { topics: metadata } = await admin.fetchTopicMetadata({
+      topics: [topics.toolCalls, topics.lifecycle],
+    });
+    const [toolCalls, lifecycle] = metadata.map((topic) => topic.partitions.length);
+    if (toolCalls !== lifecycle) {
+      throw new Error(
+        `${topics.toolCalls} has ${toolCalls} partitions but ${topics.lifecycle} has ${lifecycle}: ` +
+          'the observer needs them co-partitioned (same count, keyed by sessionId)',
+      );
+    }
+    count = toolCalls;
+  } finally {
+    await admin.disconnect();
+  }
+  await ensureTopics(kafka, [
+    { topic: topics.changelog, partitions: count, compacted: true, withDeadLetter: false },
+  ]);
+  return count;
+}
+
+/** End offsets and this group's committed offsets of the tool-calls partitions. */
+function toolCallPositions(admin: Admin, topic: string, groupId: string): ToolCallPositions {
+  // Kafka admin failures are outages: retried by the processor, never dead-lettered.
+  const unavailable = (error: unknown) =>
+    new DownstreamUnavailableError(
+      `kafka admin: ${errorMessage(error)}`,
+      { topic },
+      { cause: error },
+    );
+  return {
+    async endOffset(partition) {
+      try {
+        const offsets = await admin.fetchTopicOffsets(topic);
+        return Number(offsets.find((o) => o.partition === partition)?.high ?? 0);
+      } catch (error) {
+        throw unavailable(error);
+      }
+    },
+    async committedOffsets(partitions) {
+      try {
+        const [entry] = await admin.fetchOffsets({ groupId, topics: [topic] });
+        const at = (partition: number) => {
+          const offset = entry?.partitions.find((p) => p.partition === partition)?.offset;
+          return offset === undefined || Number(offset) < 0 ? 0 : Number(offset);
+        };
+        return new Map(partitions.map((p) => [p, at(p)]));
+      } catch (error) {
+        throw unavailable(error);
+      }
+    },
+  };
+}
+
+/**
+ * Starts the observer: topics, schemas and graph constraints in place, the exactly-once processor
+ * on the tool-calls and lifecycle topics with the co-partitioned assigner, and the timer.
+ */
+export async function startObserver(options: ObserverRuntimeOptions): Promise<ObserverRuntime> {
+  const logger = new Logger('Observer');
+  const topics = options.topics ?? DEFAULT_OBSERVER_TOPICS;
+  const groupId = options.groupId ?? DEFAULT_OBSERVER_GROUP;
+  const settings = observerSettings(options.settings);
+  const kafka = createKafka({ brokers: options.brokers, clientId: options.clientId ?? groupId });
+  const registry = new AvroRegistry(options.registryUrl);
+  await registerContractSchemas(registry);
+  await ensureObserverTopics(kafka, topics, options.partitions ?? 3);
+
+  const driver = createGraphWriterDriver(options.neo4j, {
+    ...(options.graphRetryWithinMs !== undefined && { retryWithinMs: options.graphRetryWithinMs }),
+  });
+  await ensureGraphSchema(driver);
+  const writer = new Neo4jObserverGraphWriter(driver, settings);
+
+  const admin = kafka.admin();
+  await admin.connect();
+  const stage = new ObserverStage(topics, {
+    settings,
+    restore: (partitions) => readChangelog(kafka, topics.changelog, partitions),
+    writer,
+    positions: toolCallPositions(admin, topics.toolCalls, groupId),
+    redact: (text) => redactSecrets(text).text,
+    ...(options.projectRootOf && { projectRootOf: options.projectRootOf }),
+    ...(options.sessionIdleMs !== undefined && { sessionIdleMs: options.sessionIdleMs }),
+  });
+  const codecs = observerCodecs(topics);
+  const deadLetters = new DeadLetterWriter(kafka, 'observer');
+  await deadLetters.connect();
+  const processor = new ExactlyOnceProcessor(kafka, registry, deadLetters, {
+    groupId,
+    transactionalId: `${groupId}-${options.instanceId ?? '0'}`,
+    retry: options.retry ?? { initialMs: 200, maxMs: 30_000 },
+    partitionAssigners: [coPartitionedAssigner],
+    onAssignment: (assignment) => stage.onAssignment(assignment[topics.toolCalls] ?? []),
+  })
+    .subscribe(codecs.toolCalls, stage.toolCallStage)
+    .subscribe(codecs.lifecycle, stage.lifecycleStage);
+  await processor.start();
+
+  let sweeping: Promise<void> | null = null;
+  const timer = setInterval(() => {
+    sweeping ??= processor
+      .produceTransactionally(() => stage.sweep(), {
+        onCommitted: () => stage.committed(),
+        onAborted: () => stage.aborted(),
+      })
+      .catch((error: unknown) =>
+        logger.warn(`observer sweep failed, will retry: ${errorMessage(error)}`),
+      )
+      .finally(() => (sweeping = null));
+  }, options.sweepIntervalMs ?? 5_000);
+
+  return {
+    kafka,
+    stage,
+    processor,
+    writer,
+    driver,
+    async stop() {
+      clearInterval(timer);
+      await sweeping;
+      await processor.stop();
+      await deadLetters.disconnect();
+      await admin.disconnect();
+      await driver.close();
+    },
+  };
+}

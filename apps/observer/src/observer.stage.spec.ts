@@ -1,0 +1,261 @@
+import type { LifecycleEvent, Typed } from '@engram/contracts';
+import { DownstreamUnavailableError, observerSettings, pairKeyOf } from '@engram/core';
+import type { AnyStageOutput, Delivered, RawStageOutput } from '@engram/kafka';
+import type { ObserverGraphBatch, ObserverGraphWriter } from '@engram/neo4j';
+import { describe, expect, it } from 'vitest';
+import { decodeRecord, type ScratchpadRecord, type SessionRecord } from './observer-records';
+import { DEFAULT_OBSERVER_TOPICS, ObserverStage, type ToolCallPositions } from './observer.stage';
+import {
+  ACME,
+  bash,
+  coreStats,
+  edit,
+  read,
+  rememberRequested,
+  sessionCalls,
+  sessionEnded,
+  T0,
+} from './testing/observer-events';
+
+class FakeWriter implements ObserverGraphWriter {
+  readonly batches: ObserverGraphBatch[] = [];
+  failures = 0;
+
+  write(batch: ObserverGraphBatch): Promise<void> {
+    if (this.failures > 0) {
+      this.failures -= 1;
+      return Promise.reject(new DownstreamUnavailableError('neo4j: connection refused'));
+    }
+    this.batches.push(structuredClone(batch));
+    return Promise.resolve();
+  }
+}
+
+/** A stage whose changelog is a map the test commits to, as Kafka would on commit. */
+function harness(
+  log = new Map<string, Buffer>(),
+  positions: Partial<ToolCallPositions> = {},
+  sessionIdleMs?: number,
+) {
+  const writer = new FakeWriter();
+  let restores = 0;
+  const stage = new ObserverStage(DEFAULT_OBSERVER_TOPICS, {
+    settings: observerSettings(),
+    restore: () => {
+      restores += 1;
+      return Promise.resolve(new Map(log));
+    },
+    writer,
+    positions: {
+      endOffset: () => Promise.resolve(0),
+      committedOffsets: (partitions) => Promise.resolve(new Map(partitions.map((p) => [p, 0]))),
+      ...positions,
+    },
+    redact: (text) => text.replace(/sk-[a-z0-9]+/g, '[REDACTED]'),
+    ...(sessionIdleMs !== undefined && { sessionIdleMs }),
+  });
+  const commit = (outputs: AnyStageOutput[]) => {
+    for (const message of changelogOf(outputs).messages) {
+      const key = String(message.key);
+      if (message.value === null) log.delete(key);
+      else log.set(key, message.value as Buffer);
+    }
+    stage.committed();
+  };
+  return { stage, writer, log, commit, restores: () => restores };
+}
+
+const changelogOf = (outputs: AnyStageOutput[]) => outputs[0] as RawStageOutput;
+
+function delivered<E>(events: E[], firstOffset = 0, partition = 0): Delivered<E>[] {
+  return events.map((event, i) => ({
+    event,
+    topic: 'in',
+    partition,
+    offset: String(firstOffset + i),
+    key: null,
+    headers: {},
+  }));
+}
+
+const A = 'src/auth/token.ts';
+const B = 'src/auth/session.ts';
+const C = 'src/db/pool.ts';
+
+const SESSION_1 = sessionCalls(ACME, 's1', [read(A), read(B), edit(A), read(C)]);
+const SESSION_2 = sessionCalls(ACME, 's2', [read(A), edit(B), bash('npm test', 'FAIL 1 of 3')]);
+
+describe('ObserverStage', () => {
+  it('should write per-session facts with their absolute values, as the core counts them', async () => {
+    const { stage, writer, commit } = harness();
+    commit(await stage.toolCallStage.transform(delivered(SESSION_1.slice(0, 2))));
+    commit(await stage.toolCallStage.transform(delivered(SESSION_1.slice(2), 2)));
+
+    const [first, second] = writer.batches;
+    expect(first.newlyTouchedFiles.map((f) => f.path)).toEqual([A, B]);
+    expect(second.newlyTouchedFiles.map((f) => f.path)).toEqual([C]);
+    // The second batch carries the session's totals so far, not the batch's increments.
+    const pair = second.sessionPairs.find((p) => p.fileA === B && p.fileB === A)!;
+    const core = coreStats([SESSION_1]).coAccess.pairs[pairKeyOf(A, B)];
+    expect(pair).toMatchObject({
+      sessionId: 's1',
+      rawCount: core.rawCount,
+      aThenB: core.aThenB,
+      bThenA: core.bThenA,
+      sameStep: core.sameStep,
+      timeDeltaSumMs: core.timeDeltaSumMs,
+      lastObservedAt: core.lastObservedAt,
+    });
+    expect(pair.rawCount).toBe(2);
+    expect(second.touches.find((t) => t.path === A)).toMatchObject({
+      reads: 1,
+      edits: 1,
+      accesses: 2,
+      firstAt: T0,
+      lastAt: T0 + 2000,
+    });
+    expect(second.sessions).toEqual([
+      expect.objectContaining({ sessionId: 's1', toolCalls: 4, startedAt: T0, endedAt: null }),
+    ]);
+  });
+
+  it('should redo a batch whose graph write failed from the same committed state', async () => {
+    const reference = harness();
+    reference.commit(await reference.stage.toolCallStage.transform(delivered(SESSION_1)));
+    reference.commit(await reference.stage.toolCallStage.transform(delivered(SESSION_2, 4)));
+
+    const { stage, writer, commit, restores } = harness();
+    commit(await stage.toolCallStage.transform(delivered(SESSION_1)));
+    writer.failures = 1;
+    await expect(stage.toolCallStage.transform(delivered(SESSION_2, 4))).rejects.toThrow(
+      DownstreamUnavailableError,
+    );
+    stage.aborted();
+    const redone = await stage.toolCallStage.transform(delivered(SESSION_2, 4));
+    commit(redone);
+
+    expect(writer.batches).toEqual(reference.writer.batches);
+    expect(restores()).toBe(1);
+  });
+
+  it('should restore from the changelog after an ambiguous commit failure', async () => {
+    const { stage, commit, restores } = harness();
+    commit(await stage.toolCallStage.transform(delivered(SESSION_1.slice(0, 2))));
+    await stage.toolCallStage.transform(delivered(SESSION_1.slice(2), 2));
+    stage.aborted(); // the transform had completed: the commit's outcome is unknown
+    commit(await stage.toolCallStage.transform(delivered(SESSION_1.slice(2), 2)));
+    expect(restores()).toBe(2);
+  });
+
+  it('should continue after a restart from the changelog exactly as without one', async () => {
+    const reference = harness();
+    reference.commit(
+      await reference.stage.toolCallStage.transform(delivered(SESSION_1.slice(0, 2))),
+    );
+    reference.commit(
+      await reference.stage.toolCallStage.transform(delivered(SESSION_1.slice(2), 2)),
+    );
+
+    const before = harness();
+    before.commit(await before.stage.toolCallStage.transform(delivered(SESSION_1.slice(0, 2))));
+    const after = harness(before.log);
+    after.commit(await after.stage.toolCallStage.transform(delivered(SESSION_1.slice(2), 2)));
+
+    expect(after.writer.batches[0]).toEqual(reference.writer.batches[1]);
+  });
+
+  it('should change nothing when a batch is delivered again', async () => {
+    const { stage, writer, commit } = harness();
+    commit(await stage.toolCallStage.transform(delivered(SESSION_1)));
+    const again = await stage.toolCallStage.transform(delivered(SESSION_1));
+    expect(changelogOf(again).messages).toEqual([]);
+    expect(writer.batches).toHaveLength(1);
+    expect(stage.counters.duplicates).toBe(SESSION_1.length);
+  });
+
+  it('should end a session only once its tool calls are consumed, then drop its state', async () => {
+    // The tool-calls partition holds the session's 3 calls when SessionEnded is read.
+    const { stage, writer, log, commit } = harness(new Map(), {
+      endOffset: () => Promise.resolve(3),
+    });
+    const end: LifecycleEvent = sessionEnded(ACME, 's2', T0 + 60_000);
+    commit(await stage.lifecycleStage.transform(delivered([end])));
+    expect(stage.pendingLifecycle).toBe(1);
+    expect(log.has('session:s2')).toBe(true);
+
+    commit(await stage.toolCallStage.transform(delivered(SESSION_2)));
+
+    expect(stage.pendingLifecycle).toBe(0);
+    expect(stage.counters.sessionsEnded).toBe(1);
+    expect([...log.keys()]).toEqual([]);
+    const last = writer.batches[writer.batches.length - 1];
+    expect(last.sessions[0]).toMatchObject({ sessionId: 's2', endedAt: T0 + 60_000 });
+    // The failing test never passed: the end closes it as an unresolved error_retry.
+    expect(last.errors).toEqual([
+      expect.objectContaining({
+        sessionId: 's2',
+        toolName: 'Bash',
+        occurrences: 1,
+        episodes: 1,
+        resolvedEpisodes: 0,
+        lastResolution: 'unresolved',
+      }),
+    ]);
+  });
+
+  it('should apply a waiting SessionEnded from the timer once the group has consumed its calls', async () => {
+    let committedOffset = 0;
+    const { stage, commit } = harness(new Map(), {
+      endOffset: () => Promise.resolve(3),
+      committedOffsets: (partitions) =>
+        Promise.resolve(new Map(partitions.map((p) => [p, committedOffset]))),
+    });
+    commit(await stage.lifecycleStage.transform(delivered([sessionEnded(ACME, 's2', T0)])));
+    commit(await stage.sweep());
+    expect(stage.pendingLifecycle).toBe(1);
+    committedOffset = 3; // e.g. consumed by this group's previous owner of the partition
+    commit(await stage.sweep());
+    expect(stage.pendingLifecycle).toBe(0);
+    expect(stage.openSessions).toBe(0);
+  });
+
+  it('should keep the scratchpad (signals and redacted notes) in the changelog', async () => {
+    const { stage, log, commit } = harness();
+    commit(await stage.toolCallStage.transform(delivered(SESSION_1)));
+    const note = rememberRequested(ACME, 's1', T0 + 5000, 'the API key sk-abc123 must rotate');
+    commit(await stage.lifecycleStage.transform(delivered([note])));
+
+    const session = decodeRecord(log.get('session:s1')!) as SessionRecord;
+    const pad = (decodeRecord(log.get(`scratchpad:${session.scratchpadId}`)!) as ScratchpadRecord)
+      .pad;
+    const [segment] = pad.segments;
+    expect(segment.signals.length).toBe(stage.counters.signals);
+    expect(segment.notes.map((n) => n.text)).toEqual(['the API key [REDACTED] must rotate']);
+
+    // A restarted stage sees the same scratchpad.
+    const restarted = harness(log);
+    restarted.stage.onAssignment([0]);
+    restarted.commit(await restarted.stage.sweep());
+    expect(restarted.stage.openSessions).toBe(1);
+  });
+
+  it('should finish a session idle for sessionIdleMs of stream time', async () => {
+    const { stage, log, commit } = harness(new Map(), {}, 60_000);
+    commit(await stage.toolCallStage.transform(delivered(SESSION_1)));
+    const later = sessionCalls(ACME, 's3', [read(C)], T0 + 120_000);
+    commit(await stage.toolCallStage.transform(delivered(later, 4)));
+    commit(await stage.sweep());
+    expect(stage.counters.sessionsExpired).toBe(1);
+    expect([...log.keys()].filter((key) => key.startsWith('session:'))).toEqual(['session:s3']);
+  });
+
+  it('should count paths outside the project instead of writing them', async () => {
+    const { stage, writer, commit } = harness();
+    const calls: Typed<'ToolCallObserved'>[] = sessionCalls(ACME, 's4', [
+      read('/etc/passwd', '../outside.ts', A),
+    ]);
+    commit(await stage.toolCallStage.transform(delivered(calls)));
+    expect(stage.counters.rejectedPaths).toBe(2);
+    expect(writer.batches[0].touches.map((t) => t.path)).toEqual([A]);
+  });
+});

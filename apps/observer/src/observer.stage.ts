@@ -1,0 +1,655 @@
+import type { LifecycleEvent, ToolCallObserved, Typed } from '@engram/contracts';
+import {
+  addCommit,
+  addNote,
+  addSignals,
+  expireIdle,
+  newScratchpad,
+  onSessionEnded,
+  onSubtaskValidated,
+  onValidationFailed,
+  onValidationPassed,
+  scratchpadIdOf,
+  SessionSignalDetector,
+  setComplexity,
+  type ObserverSettings,
+  type ObserverSignal,
+  type PromotionTrigger,
+  type Scratchpad,
+} from '@engram/core';
+import type {
+  AnyStageOutput,
+  Delivered,
+  ExactlyOnceStage,
+  RawStageOutput,
+  TopicCodec,
+} from '@engram/kafka';
+import {
+  emptyGraphBatch,
+  isEmptyGraphBatch,
+  type ObserverGraphBatch,
+  type ObserverGraphWriter,
+} from '@engram/neo4j';
+import { Logger } from '@nestjs/common';
+import {
+  decodeRecord,
+  encodeRecord,
+  scratchpadKey,
+  sessionKey,
+  type ObserverRecord,
+  type SessionRecord,
+} from './observer-records';
+import { addFactRows, applySignal, emptyFacts, noChanges, type FactChanges } from './session-facts';
+
+/** Topic names; tests give every run its own. */
+export interface ObserverTopics {
+  toolCalls: string;
+  lifecycle: string;
+  /** Compacted, partitioned like the inputs: per-session state and scratchpads. */
+  changelog: string;
+}
+
+export const DEFAULT_OBSERVER_TOPICS: ObserverTopics = {
+  toolCalls: 'agent.tool-calls.v1',
+  lifecycle: 'agent.lifecycle.v1',
+  changelog: 'observer.state.v1',
+};
+
+export interface ObserverCodecs {
+  toolCalls: TopicCodec<Typed<'ToolCallObserved'>>;
+  lifecycle: TopicCodec<LifecycleEvent>;
+}
+
+/** Where the tool-calls partitions are: their end offsets and how far this group committed. */
+export interface ToolCallPositions {
+  endOffset(partition: number): Promise<number>;
+  committedOffsets(partitions: number[]): Promise<Map<number, number>>;
+}
+
+export interface ObserverStageOptions {
+  settings: ObserverSettings;
+  /** The changelog's latest record per key, for these partitions. */
+  restore: (partitions: number[]) => Promise<Map<string, Buffer>>;
+  writer: ObserverGraphWriter;
+  positions: ToolCallPositions;
+  /** Redacts secrets from text before it is kept or written (SPEC §11). */
+  redact: (text: string) => string;
+  /** The project's root, to place absolute paths (null: absolute paths are rejected). */
+  projectRootOf?: (tenantId: string, projectId: string) => string | null;
+  /** A session silent this long (stream time) is finished without a SessionEnded. */
+  sessionIdleMs?: number;
+}
+
+/** What the stage keeps in memory of each committed session, to find work without decoding. */
+interface SessionIndexEntry {
+  partition: number;
+  lastActivityAt: number;
+  pending: number;
+}
+
+/** A session as one transaction works on it. */
+interface WorkingSession {
+  record: SessionRecord;
+  detector: SessionSignalDetector;
+  changes: FactChanges;
+  changed: boolean;
+  ended: boolean;
+}
+
+interface WorkingPad {
+  partition: number;
+  pad: Scratchpad;
+  changed: boolean;
+  removed: boolean;
+}
+
+/** Everything one transaction (a batch, or a timer run) changes; dropped if it aborts. */
+class Work {
+  readonly sessions = new Map<string, WorkingSession>();
+  readonly pads = new Map<string, WorkingPad>();
+  /** Tool-calls partitions consumed up to (exclusive) by this batch. */
+  readonly consumed = new Map<number, number>();
+  readonly triggers: PromotionTrigger[] = [];
+}
+
+interface StagedWrite {
+  partition: number;
+  key: string;
+  value: Buffer | null;
+  index: SessionIndexEntry | null;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * The observer as an exactly-once stage (SPEC §5, §11). Tool calls run through a
+ * SessionSignalDetector per session; their signals become per-session graph facts (written to
+ * Neo4j, idempotently, BEFORE the transaction commits the offsets) and scratchpad entries.
+ * Lifecycle events wait for the session's tool calls (another topic), then move the scratchpad
+ * and end the session. Per-session state and scratchpads live in the compacted changelog, in the
+ * transaction that commits the offsets; a partition's state is restored before its first batch.
+ *
+ * Between transactions the stage keeps the committed records as bytes, and every transaction
+ * decodes what it touches: an aborted transaction is simply forgotten. If the graph write fails
+ * (Neo4j down) the transaction aborts before anything is sent, the processor pauses the
+ * partition and retries with backoff, and the redo starts from the same committed state. If the
+ * abort came after a complete transform (the commit itself failed, its outcome unknown), the
+ * touched partitions are restored from the changelog again, which holds the truth.
+ */
+export class ObserverStage {
+  private readonly logger = new Logger(ObserverStage.name);
+  private readonly committedRecords = new Map<number, Map<string, Buffer>>();
+  private readonly index = new Map<string, SessionIndexEntry>();
+  private readonly restored = new Set<number>();
+  private owned = new Set<number>();
+  private readonly toolCallsConsumed = new Map<number, number>();
+  private staged: StagedWrite[] = [];
+  private stagedConsumed = new Map<number, number>();
+  private transformDone = false;
+  /** The latest event time seen: idle sessions are timed by the stream, so a replay agrees. */
+  private streamTime = 0;
+  private readonly sessionIdleMs: number;
+
+  readonly counters = {
+    toolCalls: 0,
+    duplicates: 0,
+    lifecycleEvents: 0,
+    signals: 0,
+    rejectedPaths: 0,
+    graphBatches: 0,
+    sessionsEnded: 0,
+    sessionsExpired: 0,
+    promotionTriggers: 0,
+  };
+
+  constructor(
+    private readonly topics: ObserverTopics,
+    private readonly options: ObserverStageOptions,
+  ) {
+    this.sessionIdleMs = options.sessionIdleMs ?? DAY_MS;
+  }
+
+  /** Sessions in committed state. */
+  get openSessions(): number {
+    return this.index.size;
+  }
+
+  /** Lifecycle events still waiting for their sessions' tool calls. */
+  get pendingLifecycle(): number {
+    let pending = 0;
+    for (const entry of this.index.values()) pending += entry.pending;
+    return pending;
+  }
+
+  /** After a rebalance: forget partitions no longer owned; new ones restore on first use. */
+  onAssignment(partitions: readonly number[]): void {
+    this.owned = new Set(partitions);
+    for (const partition of [...this.restored]) {
+      if (!this.owned.has(partition)) this.forgetPartition(partition);
+    }
+  }
+
+  readonly toolCallStage: ExactlyOnceStage<Typed<'ToolCallObserved'>> = {
+    transform: (items) =>
+      this.run(items, (work) => {
+        for (const item of items) {
+          const next = Number(item.offset) + 1;
+          if (next > (work.consumed.get(item.partition) ?? 0)) {
+            work.consumed.set(item.partition, next);
+          }
+        }
+        for (const item of items) this.onToolCall(work, item);
+        for (const partition of work.consumed.keys()) this.drainPartition(work, partition);
+      }),
+    onCommitted: () => this.committed(),
+    onAborted: () => this.aborted(),
+  };
+
+  readonly lifecycleStage: ExactlyOnceStage<LifecycleEvent> = {
+    transform: async (items) => {
+      const ends = new Map<number, number>();
+      for (const partition of new Set(items.map((item) => item.partition))) {
+        ends.set(partition, await this.options.positions.endOffset(partition));
+      }
+      const behind = [...ends].filter(([p, end]) => this.consumedOf(null, p) < end);
+      if (behind.length > 0) await this.refreshConsumed(behind.map(([p]) => p));
+      return this.run(items, (work) => {
+        for (const item of items) this.onLifecycle(work, item, ends.get(item.partition)!);
+        for (const partition of ends.keys()) this.drainPartition(work, partition);
+      });
+    },
+    onCommitted: () => this.committed(),
+    onAborted: () => this.aborted(),
+  };
+
+  /**
+   * The timer: applies lifecycle events whose tool calls have been consumed meanwhile (perhaps by
+   * a predecessor), and finishes sessions idle for `sessionIdleMs` of stream time.
+   */
+  async sweep(): Promise<AnyStageOutput[]> {
+    this.transformDone = false;
+    for (const partition of this.owned) await this.ensureRestored(partition);
+    const work = new Work();
+    const waiting = [...this.index.values()].filter((entry) => entry.pending > 0);
+    if (waiting.length > 0) await this.refreshConsumed(waiting.map((entry) => entry.partition));
+    for (const partition of new Set(waiting.map((entry) => entry.partition))) {
+      this.drainPartition(work, partition);
+    }
+    for (const [sessionId, entry] of this.index) {
+      if (this.streamTime - entry.lastActivityAt < this.sessionIdleMs) continue;
+      const session = this.loadSession(work, sessionId, entry.partition);
+      if (session && !session.ended) this.expire(work, session);
+    }
+    return this.finish(work);
+  }
+
+  committed(): void {
+    for (const write of this.staged) {
+      const records = this.partitionRecords(write.partition);
+      if (write.value === null) records.delete(write.key);
+      else records.set(write.key, write.value);
+      if (!write.key.startsWith('session:')) continue;
+      const sessionId = write.key.slice('session:'.length);
+      if (write.index === null) this.index.delete(sessionId);
+      else this.index.set(sessionId, write.index);
+    }
+    for (const [partition, offset] of this.stagedConsumed) {
+      if (offset > (this.toolCallsConsumed.get(partition) ?? 0)) {
+        this.toolCallsConsumed.set(partition, offset);
+      }
+    }
+    this.resetTransaction();
+  }
+
+  /**
+   * The transaction was rolled back. If the transform failed (a graph write refused), nothing
+   * reached the log and the committed state in memory is still the truth; if it had completed,
+   * the commit itself failed and may have happened: restore the partitions from the changelog.
+   */
+  aborted(): void {
+    if (this.transformDone) {
+      for (const partition of new Set(this.staged.map((write) => write.partition))) {
+        this.forgetPartition(partition);
+      }
+    }
+    this.resetTransaction();
+  }
+
+  private resetTransaction(): void {
+    this.staged = [];
+    this.stagedConsumed = new Map();
+    this.transformDone = false;
+  }
+
+  private async run<E>(
+    items: Delivered<E>[],
+    handle: (work: Work) => void,
+  ): Promise<AnyStageOutput[]> {
+    this.transformDone = false;
+    for (const partition of new Set(items.map((item) => item.partition))) {
+      await this.ensureRestored(partition);
+    }
+    const work = new Work();
+    handle(work);
+    return this.finish(work);
+  }
+
+  private onToolCall(work: Work, item: Delivered<Typed<'ToolCallObserved'>>): void {
+    const call: ToolCallObserved = item.event;
+    this.counters.toolCalls += 1;
+    const session = this.sessionOf(work, call, item.partition);
+    const result = session.detector.observe({
+      ...call,
+      command: call.command === null ? null : this.options.redact(call.command),
+      errorMessage: call.errorMessage === null ? null : this.options.redact(call.errorMessage),
+    });
+    this.counters.rejectedPaths += result.rejectedPaths.length;
+    if (result.duplicate) {
+      this.counters.duplicates += 1;
+      return;
+    }
+    session.changed = true;
+    this.noteActivity(session, call.timestamp);
+    this.applySignals(work, session, result.signals, call.timestamp);
+  }
+
+  private onLifecycle(work: Work, item: Delivered<LifecycleEvent>, untilToolCalls: number): void {
+    this.counters.lifecycleEvents += 1;
+    const session = this.sessionOf(work, item.event, item.partition);
+    session.record.pending.push({ event: item.event, untilToolCalls });
+    session.changed = true;
+  }
+
+  /** Applies, in order, the lifecycle events of the partition's sessions whose time has come. */
+  private drainPartition(work: Work, partition: number): void {
+    const consumed = this.consumedOf(work, partition);
+    const sessionIds = new Set<string>();
+    for (const [sessionId, entry] of this.index) {
+      if (entry.partition === partition && entry.pending > 0) sessionIds.add(sessionId);
+    }
+    for (const [sessionId, session] of work.sessions) {
+      if (session.record.partition === partition && session.record.pending.length > 0) {
+        sessionIds.add(sessionId);
+      }
+    }
+    for (const sessionId of sessionIds) {
+      const session = this.loadSession(work, sessionId, partition);
+      if (!session) continue;
+      const { pending } = session.record;
+      while (pending.length > 0 && pending[0].untilToolCalls <= consumed) {
+        this.applyLifecycle(work, session, pending.shift()!.event);
+        session.changed = true;
+      }
+    }
+  }
+
+  private applyLifecycle(work: Work, session: WorkingSession, event: LifecycleEvent): void {
+    const { record } = session;
+    this.noteActivity(session, event.timestamp);
+    const pad = () => this.padOf(work, session);
+    const settings = this.options.settings;
+    const root = this.projectRoot(record);
+    switch (event.type) {
+      case 'SessionStarted':
+        record.startedAt = Math.min(record.startedAt ?? event.timestamp, event.timestamp);
+        return;
+      case 'SessionEnded': {
+        this.applySignals(work, session, session.detector.finish(), event.timestamp);
+        const scratchpad = pad();
+        this.trigger(work, onSessionEnded(scratchpad.pad, event), scratchpad);
+        record.endedAt = Math.max(record.endedAt ?? event.timestamp, event.timestamp);
+        session.ended = true;
+        this.counters.sessionsEnded += 1;
+        return;
+      }
+      case 'ValidationPassed': {
+        const scratchpad = pad();
+        this.trigger(work, onValidationPassed(scratchpad.pad, event, settings), scratchpad);
+        return;
+      }
+      case 'ValidationFailed': {
+        const scratchpad = pad();
+        this.trigger(work, onValidationFailed(scratchpad.pad, event), scratchpad);
+        return;
+      }
+      case 'SubtaskValidated': {
+        const scratchpad = pad();
+        this.trigger(work, onSubtaskValidated(scratchpad.pad, event, settings), scratchpad);
+        return;
+      }
+      case 'CommitMade':
+        addCommit(pad().pad, event, root);
+        pad().changed = true;
+        return;
+      case 'RememberRequested':
+        addNote(pad().pad, { ...event, text: this.options.redact(event.text) }, root);
+        pad().changed = true;
+        return;
+      case 'TaskClassified':
+        setComplexity(pad().pad, event);
+        pad().changed = true;
+        return;
+      case 'CompactionPending':
+      case 'FileManifest':
+        // Not the observer's yet (FileManifest drives staleness, a later slice).
+        return;
+    }
+  }
+
+  /**
+   * Promotion (memory.memories.v1) is a later slice: the triggers are counted and the
+   * scratchpad keeps its segments' state, so nothing is lost when it arrives.
+   */
+  private trigger(work: Work, triggers: PromotionTrigger[], pad: WorkingPad): void {
+    pad.changed = true;
+    work.triggers.push(...triggers);
+    this.counters.promotionTriggers += triggers.length;
+  }
+
+  /** A session silent for `sessionIdleMs`: closed as if it had ended, without an end time. */
+  private expire(work: Work, session: WorkingSession): void {
+    for (const { event } of session.record.pending.splice(0)) {
+      this.applyLifecycle(work, session, event);
+    }
+    if (session.ended) return;
+    this.applySignals(work, session, session.detector.finish(), session.record.lastActivityAt);
+    const scratchpad = this.padOf(work, session);
+    this.trigger(
+      work,
+      expireIdle(scratchpad.pad, this.streamTime, this.options.settings),
+      scratchpad,
+    );
+    session.ended = true;
+    session.changed = true;
+    this.counters.sessionsExpired += 1;
+  }
+
+  private applySignals(
+    work: Work,
+    session: WorkingSession,
+    signals: ObserverSignal[],
+    at: number,
+  ): void {
+    if (signals.length === 0) return;
+    this.counters.signals += signals.length;
+    for (const signal of signals) applySignal(session.record.facts, signal, session.changes);
+    const scratchpad = this.padOf(work, session);
+    addSignals(scratchpad.pad, session.record.sessionId, signals, at);
+    scratchpad.changed = true;
+  }
+
+  private noteActivity(session: WorkingSession, at: number): void {
+    session.record.lastActivityAt = Math.max(session.record.lastActivityAt, at);
+    this.streamTime = Math.max(this.streamTime, at);
+  }
+
+  /**
+   * The transaction's outputs: graph facts written first (the sink must accept them before the
+   * offsets commit), then the changed records (or tombstones) for the changelog.
+   */
+  private async finish(work: Work): Promise<AnyStageOutput[]> {
+    const graph = emptyGraphBatch();
+    const staged: StagedWrite[] = [];
+    for (const session of work.sessions.values()) {
+      if (!session.changed) continue;
+      const { record } = session;
+      record.detector = session.detector.snapshot();
+      this.addGraphRows(graph, session);
+      const gone = session.ended && record.pending.length === 0;
+      if (gone) {
+        const pad = work.pads.get(record.scratchpadId) ?? this.padOf(work, session);
+        pad.removed = true;
+      }
+      staged.push({
+        partition: record.partition,
+        key: sessionKey(record.sessionId),
+        value: gone ? null : encodeRecord(record),
+        index: gone
+          ? null
+          : {
+              partition: record.partition,
+              lastActivityAt: record.lastActivityAt,
+              pending: record.pending.length,
+            },
+      });
+    }
+    for (const [scratchpadId, pad] of work.pads) {
+      if (!pad.changed && !pad.removed) continue;
+      staged.push({
+        partition: pad.partition,
+        key: scratchpadKey(scratchpadId),
+        value: pad.removed
+          ? null
+          : encodeRecord({ v: 1, kind: 'scratchpad', partition: pad.partition, pad: pad.pad }),
+        index: null,
+      });
+    }
+    if (!isEmptyGraphBatch(graph)) {
+      await this.options.writer.write(graph);
+      this.counters.graphBatches += 1;
+    }
+    this.staged = staged;
+    this.stagedConsumed = work.consumed;
+    this.transformDone = true;
+    const changelog: RawStageOutput = {
+      topic: this.topics.changelog,
+      messages: staged.map(({ key, partition, value }) => ({ key, partition, value })),
+    };
+    return [changelog];
+  }
+
+  private addGraphRows(graph: ObserverGraphBatch, session: WorkingSession): void {
+    const { record } = session;
+    graph.sessions.push({
+      tenantId: record.tenantId,
+      projectId: record.projectId,
+      sessionId: record.sessionId,
+      agentId: record.agentId,
+      startedAt: minOf(record.startedAt, record.detector.startedAt),
+      lastActivityAt: record.lastActivityAt,
+      endedAt: record.endedAt,
+      toolCalls: record.detector.callCount,
+    });
+    addFactRows(graph, record, record.facts, record.detector, session.changes);
+  }
+
+  /** The session's working copy: from this transaction, the committed bytes, or new. */
+  private sessionOf(
+    work: Work,
+    event: { tenantId: string; projectId: string; sessionId: string; agentId: string },
+    partition: number,
+  ): WorkingSession {
+    const existing = this.loadSession(work, event.sessionId, partition);
+    if (existing) return existing;
+    const record: SessionRecord = {
+      v: 1,
+      kind: 'session',
+      sessionId: event.sessionId,
+      partition,
+      tenantId: event.tenantId,
+      projectId: event.projectId,
+      agentId: event.agentId,
+      startedAt: null,
+      lastActivityAt: 0,
+      endedAt: null,
+      detector: null as never,
+      facts: emptyFacts(),
+      pending: [],
+      scratchpadId: scratchpadIdOf(event, null),
+    };
+    const detector = SessionSignalDetector.start(
+      event,
+      this.projectRoot(record),
+      this.options.settings,
+    );
+    record.detector = detector.snapshot();
+    const session = { record, detector, changes: noChanges(), changed: true, ended: false };
+    work.sessions.set(event.sessionId, session);
+    return session;
+  }
+
+  private loadSession(work: Work, sessionId: string, partition: number): WorkingSession | null {
+    const working = work.sessions.get(sessionId);
+    if (working) return working;
+    const bytes = this.committedRecords.get(partition)?.get(sessionKey(sessionId));
+    if (!bytes) return null;
+    const record = decodeRecord(bytes) as SessionRecord;
+    const session: WorkingSession = {
+      record,
+      detector: SessionSignalDetector.restore(record.detector, this.options.settings),
+      changes: noChanges(),
+      changed: false,
+      ended: false,
+    };
+    work.sessions.set(sessionId, session);
+    return session;
+  }
+
+  private padOf(work: Work, session: WorkingSession): WorkingPad {
+    const { record } = session;
+    const working = work.pads.get(record.scratchpadId);
+    if (working) return working;
+    const bytes = this.committedRecords
+      .get(record.partition)
+      ?.get(scratchpadKey(record.scratchpadId));
+    const pad: WorkingPad = {
+      partition: record.partition,
+      pad: bytes
+        ? (decodeRecord(bytes) as Extract<ObserverRecord, { kind: 'scratchpad' }>).pad
+        : newScratchpad({ ...record, timestamp: record.lastActivityAt }, null),
+      changed: !bytes,
+      removed: false,
+    };
+    work.pads.set(record.scratchpadId, pad);
+    return pad;
+  }
+
+  private projectRoot(record: { tenantId: string; projectId: string }): string | null {
+    return this.options.projectRootOf?.(record.tenantId, record.projectId) ?? null;
+  }
+
+  /** How far the tool-calls partition is consumed: committed, plus this transaction's batch. */
+  private consumedOf(work: Work | null, partition: number): number {
+    return Math.max(this.toolCallsConsumed.get(partition) ?? 0, work?.consumed.get(partition) ?? 0);
+  }
+
+  /** The group's committed tool-call offsets (a predecessor may have consumed them). */
+  private async refreshConsumed(partitions: number[]): Promise<void> {
+    const unique = [...new Set(partitions)];
+    for (const [partition, offset] of await this.options.positions.committedOffsets(unique)) {
+      if (offset > (this.toolCallsConsumed.get(partition) ?? 0)) {
+        this.toolCallsConsumed.set(partition, offset);
+      }
+    }
+  }
+
+  private partitionRecords(partition: number): Map<string, Buffer> {
+    let records = this.committedRecords.get(partition);
+    if (!records) {
+      records = new Map();
+      this.committedRecords.set(partition, records);
+    }
+    return records;
+  }
+
+  /** Restores a partition's records from the changelog unless they are in memory. */
+  private async ensureRestored(partition: number): Promise<void> {
+    this.owned.add(partition);
+    if (this.restored.has(partition)) return;
+    const records = this.partitionRecords(partition);
+    for (const [key, value] of await this.options.restore([partition])) {
+      let record: ObserverRecord;
+      try {
+        record = decodeRecord(value);
+      } catch (error) {
+        this.logger.error(`unreadable changelog record ${key} skipped: ${String(error)}`);
+        continue;
+      }
+      if (record.partition !== partition) continue;
+      records.set(key, value);
+      if (record.kind !== 'session') continue;
+      this.index.set(record.sessionId, {
+        partition,
+        lastActivityAt: record.lastActivityAt,
+        pending: record.pending.length,
+      });
+      this.streamTime = Math.max(this.streamTime, record.lastActivityAt);
+    }
+    this.restored.add(partition);
+  }
+
+  private forgetPartition(partition: number): void {
+    this.restored.delete(partition);
+    this.committedRecords.delete(partition);
+    this.toolCallsConsumed.delete(partition);
+    for (const [sessionId, entry] of [...this.index]) {
+      if (entry.partition === partition) this.index.delete(sessionId);
+    }
+  }
+}
+
+function minOf(a: number | null, b: number | null): number | null {
+  if (a === null) return b;
+  if (b === null) return a;
+  return Math.min(a, b);
+}

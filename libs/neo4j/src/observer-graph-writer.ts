@@ -1,0 +1,175 @@
+import {
+  DownstreamUnavailableError,
+  EngramError,
+  errorMessage,
+  isProgrammerError,
+} from '@engram/core';
+import neo4j, { type Driver, Neo4jError, type ManagedTransaction } from 'neo4j-driver';
+import { classifyNeo4jError, type Neo4jConnection } from './neo4j-client';
+import {
+  RECOMPUTE_CO_ACCESSED,
+  RECOMPUTE_ERROR_PATTERNS,
+  REFRESH_FILE_WEIGHTS,
+  UPSERT_ERROR_HITS,
+  UPSERT_SESSION_PAIRS,
+  UPSERT_SESSIONS,
+  UPSERT_TOUCHES,
+} from './observer-graph.cypher';
+import {
+  isEmptyGraphBatch,
+  type CoAccessDirectionRule,
+  type GraphFileRef,
+  type ObserverGraphBatch,
+  type ObserverGraphWriter,
+} from './observer-graph.types';
+
+/**
+ * A driver for a stream sink: it fails fast instead of retrying for the driver's default 30 s, so
+ * the consumer (whose Kafka transaction and group session are open meanwhile) can pause the
+ * partition and retry with its own backoff. Transient errors (deadlocks) are still retried, briefly.
+ */
+export function createGraphWriterDriver(
+  { url, user, password }: Neo4jConnection,
+  { retryWithinMs = 5_000 }: { retryWithinMs?: number } = {},
+): Driver {
+  const auth = user ? neo4j.auth.basic(user, password ?? '') : undefined;
+  return neo4j.driver(url, auth, {
+    maxConnectionPoolSize: 20,
+    connectionTimeout: 5_000,
+    connectionAcquisitionTimeout: 10_000,
+    maxTransactionRetryTime: retryWithinMs,
+  });
+}
+
+/**
+ * Errors of a graph write, classified once (SPEC §11): an unreachable or failing server is
+ * DownstreamUnavailableError (the consumer pauses and retries for as long as it takes, never
+ * skipping); a write the server refuses for what it is (a client error) stays as it is.
+ */
+export function classifyGraphWriteError(error: unknown): unknown {
+  const classified = classifyNeo4jError(error);
+  if (classified !== error || error instanceof EngramError || isProgrammerError(error)) {
+    return classified;
+  }
+  const unavailable =
+    error instanceof Neo4jError
+      ? error.retryable ||
+        !error.code.startsWith('Neo.ClientError.') ||
+        /TransactionTimedOut|LockClientStopped/.test(error.code)
+      : isSocketError(error);
+  if (!unavailable) return error;
+  const code = error instanceof Neo4jError ? error.code : (error as { code?: string }).code;
+  return new DownstreamUnavailableError(
+    `neo4j: ${errorMessage(error)}`,
+    { code },
+    { cause: error },
+  );
+}
+
+function isSocketError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return error instanceof Error && typeof code === 'string' && /^E[A-Z]+$/.test(code);
+}
+
+export interface GraphWriterOptions {
+  database?: string;
+  /** Server-side limit of one batch's transaction (lock waits included). */
+  transactionTimeoutMs?: number;
+}
+
+/**
+ * Writes the observer's batches to Neo4j: one managed transaction per batch, one `UNWIND … MERGE`
+ * statement per kind of row (see observer-graph.cypher.ts for why replays change nothing). Rows
+ * are sorted so concurrent writers take their locks in the same order.
+ */
+export class Neo4jObserverGraphWriter implements ObserverGraphWriter {
+  readonly counters = { batches: 0, rows: 0, failures: 0 };
+
+  constructor(
+    private readonly driver: Driver,
+    private readonly rule: CoAccessDirectionRule,
+    private readonly options: GraphWriterOptions = {},
+  ) {}
+
+  async write(batch: ObserverGraphBatch): Promise<void> {
+    if (isEmptyGraphBatch(batch)) return;
+    const statements = this.statements(batch);
+    const session = this.driver.session({
+      defaultAccessMode: neo4j.session.WRITE,
+      ...(this.options.database ? { database: this.options.database } : {}),
+    });
+    try {
+      await session.executeWrite(
+        async (tx: ManagedTransaction) => {
+          for (const [query, params] of statements) await tx.run(query, params);
+        },
+        { timeout: this.options.transactionTimeoutMs ?? 30_000 },
+      );
+    } catch (error) {
+      this.counters.failures += 1;
+      throw classifyGraphWriteError(error);
+    } finally {
+      await session.close().catch(() => undefined);
+    }
+    this.counters.batches += 1;
+    this.counters.rows += statements.reduce((sum, [, params]) => sum + params.rows.length, 0);
+  }
+
+  private statements(batch: ObserverGraphBatch): [string, { rows: object[] }][] {
+    const byScope = (a: { tenantId: string; projectId: string }, b: typeof a) =>
+      compare(a.tenantId, b.tenantId) || compare(a.projectId, b.projectId);
+    const sessions = [...batch.sessions].sort((a, b) => compare(a.sessionId, b.sessionId));
+    const touches = [...batch.touches].sort(
+      (a, b) => byScope(a, b) || compare(a.path, b.path) || compare(a.sessionId, b.sessionId),
+    );
+    const pairs = [...batch.sessionPairs].sort(
+      (a, b) =>
+        byScope(a, b) ||
+        compare(a.fileA, b.fileA) ||
+        compare(a.fileB, b.fileB) ||
+        compare(a.sessionId, b.sessionId),
+    );
+    const edges = uniqueBy(pairs, (p) => [p.tenantId, p.projectId, p.fileA, p.fileB]).map(
+      ({ tenantId, projectId, fileA, fileB }) => ({ tenantId, projectId, fileA, fileB }),
+    );
+    const files: GraphFileRef[] = uniqueBy(
+      [...batch.newlyTouchedFiles].sort((a, b) => byScope(a, b) || compare(a.path, b.path)),
+      (f) => [f.tenantId, f.projectId, f.path],
+    );
+    const errors = [...batch.errors].sort(
+      (a, b) => byScope(a, b) || compare(a.hash, b.hash) || compare(a.sessionId, b.sessionId),
+    );
+    const patterns = uniqueBy(errors, (e) => [e.tenantId, e.projectId, e.hash]).map(
+      ({ tenantId, projectId, hash }) => ({ tenantId, projectId, hash }),
+    );
+    const rule = {
+      directionalShare: this.rule.directionalShare,
+      directionalMinSamples: this.rule.directionalMinSamples,
+    };
+    const all: [string, { rows: object[] } & Record<string, unknown>][] = [
+      [UPSERT_SESSIONS, { rows: sessions }],
+      [UPSERT_TOUCHES, { rows: touches }],
+      [UPSERT_SESSION_PAIRS, { rows: pairs }],
+      [RECOMPUTE_CO_ACCESSED, { rows: edges, ...rule }],
+      [REFRESH_FILE_WEIGHTS, { rows: files }],
+      [UPSERT_ERROR_HITS, { rows: errors }],
+      [RECOMPUTE_ERROR_PATTERNS, { rows: patterns }],
+    ];
+    return all.filter(([, params]) => params.rows.length > 0);
+  }
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** The first of each key, order kept (the input is sorted by key). */
+function uniqueBy<T>(items: readonly T[], key: (item: T) => string[]): T[] {
+  const seen = new Set<string>();
+  return items.filter((item) => {
+    const k = JSON.stringify(key(item));
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
+}

@@ -1,0 +1,168 @@
+/**
+ * The observer's Cypher (SPEC §5), as named constants: every value is a parameter, labels and
+ * relationship types are literals. Snapshot-tested, so a change shows as a diff.
+ *
+ * Why co-access weights survive a replay. `weight = sessions with both / sessions with either`
+ * is a ratio of DISTINCT session counts, and counters incremented per event would count a
+ * redelivered or replayed batch twice. So the graph stores per-session facts, keyed by the
+ * session, with the session's absolute values so far:
+ *   (:Session)-[:TOUCHED {reads, edits, accesses, firstAt, lastAt}]->(:File)
+ *   (:File)-[:SESSION_CO_ACCESS {sessionId, rawCount, timeDeltaSumMs, aThenB, …}]->(:File)
+ *   (:Session)-[:HIT {occurrences, …}]->(:ErrorPattern)
+ * and the project-wide `CO_ACCESSED` edge (and `ErrorPattern` totals) are recomputed from them:
+ * sessions with both = the pair's SESSION_CO_ACCESS relationships, sessions with either = the
+ * two files' TOUCHED degrees minus both. Writing a fact again sets the same values, recomputing
+ * gives the same totals: the graph after a replay is the graph before it. Fact values only move
+ * forward (`atLeast` / `atMost`), so a stale write — an older batch retried after a newer one
+ * committed, or a session restarted from scratch after its state was dropped — never rolls
+ * anything back.
+ *
+ * Concurrency: partitions of other sessions write the same files and pairs at the same time.
+ * Every transaction that changes an input of an edge (a new TOUCHED of an endpoint, a
+ * SESSION_CO_ACCESS of the pair) recomputes that edge, and it takes the edge's write lock
+ * (`SET e._lock`, removed again in the same statement) BEFORE reading the inputs. The last
+ * transaction to recompute an edge therefore reads every input committed before it, and an input
+ * committed after that read belongs to a transaction that recomputes the edge after it. Locks are
+ * taken in sorted row order; a deadlock that still happens is a transient error and is retried.
+ */
+
+/** `next` if it is larger than the stored value (or nothing is stored), else the stored value. */
+const atLeast = (stored: string, next: string) =>
+  `CASE WHEN ${stored} IS NULL OR ${next} > ${stored} THEN ${next} ELSE ${stored} END`;
+const atMost = (stored: string, next: string) =>
+  `CASE WHEN ${stored} IS NULL OR ${next} < ${stored} THEN ${next} ELSE ${stored} END`;
+
+/** The core's `sessions / max(sessions, na + nb − sessions)` (never above 1). */
+const weightOf = (sessions: string, touchedEither: string) =>
+  `CASE WHEN ${sessions} = 0 THEN 0.0
+        WHEN ${touchedEither} - ${sessions} > ${sessions} THEN toFloat(${sessions}) / (${touchedEither} - ${sessions})
+        ELSE 1.0 END`;
+
+export const UPSERT_SESSIONS = `
+UNWIND $rows AS row
+MERGE (p:Project {tenantId: row.tenantId, projectId: row.projectId})
+MERGE (s:Session {id: row.sessionId})
+  ON CREATE SET s.tenantId = row.tenantId, s.projectId = row.projectId
+SET s.agentId = row.agentId,
+    s.startedAt = ${atMost('s.startedAt', 'toInteger(row.startedAt)')},
+    s.lastActivityAt = ${atLeast('s.lastActivityAt', 'toInteger(row.lastActivityAt)')},
+    s.endedAt = ${atLeast('s.endedAt', 'toInteger(row.endedAt)')},
+    s.toolCalls = ${atLeast('s.toolCalls', 'toInteger(row.toolCalls)')}
+MERGE (s)-[:IN_PROJECT]->(p)`;
+
+export const UPSERT_TOUCHES = `
+UNWIND $rows AS row
+MERGE (s:Session {id: row.sessionId})
+  ON CREATE SET s.tenantId = row.tenantId, s.projectId = row.projectId
+MERGE (f:File {tenantId: row.tenantId, projectId: row.projectId, path: row.path})
+  ON CREATE SET f.module = row.module
+MERGE (s)-[t:TOUCHED]->(f)
+SET t.reads = ${atLeast('t.reads', 'toInteger(row.reads)')},
+    t.edits = ${atLeast('t.edits', 'toInteger(row.edits)')},
+    t.accesses = ${atLeast('t.accesses', 'toInteger(row.accesses)')},
+    t.firstAt = ${atMost('t.firstAt', 'toInteger(row.firstAt)')},
+    t.lastAt = ${atLeast('t.lastAt', 'toInteger(row.lastAt)')}`;
+
+export const UPSERT_SESSION_PAIRS = `
+UNWIND $rows AS row
+MERGE (a:File {tenantId: row.tenantId, projectId: row.projectId, path: row.fileA})
+MERGE (b:File {tenantId: row.tenantId, projectId: row.projectId, path: row.fileB})
+MERGE (a)-[r:SESSION_CO_ACCESS {sessionId: row.sessionId}]->(b)
+SET r.rawCount = ${atLeast('r.rawCount', 'toInteger(row.rawCount)')},
+    r.timeDeltaSumMs = ${atLeast('r.timeDeltaSumMs', 'toInteger(row.timeDeltaSumMs)')},
+    r.timedCount = ${atLeast('r.timedCount', 'toInteger(row.timedCount)')},
+    r.aThenB = ${atLeast('r.aThenB', 'toInteger(row.aThenB)')},
+    r.bThenA = ${atLeast('r.bThenA', 'toInteger(row.bThenA)')},
+    r.sameStep = ${atLeast('r.sameStep', 'toInteger(row.sameStep)')},
+    r.lastObservedAt = ${atLeast('r.lastObservedAt', 'toInteger(row.lastObservedAt)')}`;
+
+/**
+ * The CO_ACCESSED edge of each pair (fileA < fileB), recomputed from the per-session facts:
+ * `$directionalShare` / `$directionalMinSamples` are the core's DirectionRule.
+ */
+export const RECOMPUTE_CO_ACCESSED = `
+UNWIND $rows AS row
+MATCH (a:File {tenantId: row.tenantId, projectId: row.projectId, path: row.fileA})
+MATCH (b:File {tenantId: row.tenantId, projectId: row.projectId, path: row.fileB})
+MERGE (a)-[e:CO_ACCESSED]->(b)
+SET e._lock = true
+WITH a, b, e
+CALL (a, b) {
+  MATCH (a)-[s:SESSION_CO_ACCESS]->(b)
+  RETURN count(s) AS sessions, sum(s.rawCount) AS rawCount,
+         sum(s.timeDeltaSumMs) AS timeDeltaSumMs, sum(s.timedCount) AS timedCount,
+         sum(s.aThenB) AS aThenB, sum(s.bThenA) AS bThenA, sum(s.sameStep) AS sameStep,
+         max(s.lastObservedAt) AS lastObservedAt
+}
+WITH e, sessions, rawCount, timeDeltaSumMs, timedCount, aThenB, bThenA, sameStep, lastObservedAt,
+     COUNT { (a)<-[:TOUCHED]-() } + COUNT { (b)<-[:TOUCHED]-() } AS touchedEither,
+     CASE WHEN aThenB >= bThenA THEN aThenB ELSE bThenA END AS majority
+WITH e, sessions, rawCount, timeDeltaSumMs, timedCount, aThenB, bThenA, sameStep, lastObservedAt,
+     touchedEither,
+     CASE WHEN aThenB + bThenA = 0 OR aThenB + bThenA < $directionalMinSamples THEN false
+          ELSE toFloat(majority) / (aThenB + bThenA) >= $directionalShare END AS directional
+SET e.sessionCount = sessions,
+    e.rawCount = rawCount,
+    e.weight = ${weightOf('sessions', 'touchedEither')},
+    e.avgTimeDeltaMs = CASE WHEN timedCount = 0 THEN 0.0 ELSE toFloat(timeDeltaSumMs) / timedCount END,
+    e.aThenB = aThenB,
+    e.bThenA = bThenA,
+    e.sameStep = sameStep,
+    e.directional = directional,
+    e.direction = CASE WHEN NOT directional THEN 'none' WHEN aThenB >= bThenA THEN 'a_to_b' ELSE 'b_to_a' END,
+    e.lastObservedAt = lastObservedAt
+REMOVE e._lock`;
+
+/**
+ * A file touched by one more session: "sessions with either" grew for all of its edges, so their
+ * weights are recomputed (from the stored per-pair session count and the two TOUCHED degrees).
+ */
+export const REFRESH_FILE_WEIGHTS = `
+UNWIND $rows AS row
+MATCH (f:File {tenantId: row.tenantId, projectId: row.projectId, path: row.path})-[e:CO_ACCESSED]-(o:File)
+SET e._lock = true
+WITH f, o, e
+WITH e, COUNT { (f)<-[:TOUCHED]-() } + COUNT { (o)<-[:TOUCHED]-() } AS touchedEither
+SET e.weight = ${weightOf('e.sessionCount', 'touchedEither')}
+REMOVE e._lock`;
+
+export const UPSERT_ERROR_HITS = `
+UNWIND $rows AS row
+MERGE (e:ErrorPattern {tenantId: row.tenantId, projectId: row.projectId, hash: row.hash})
+  ON CREATE SET e.toolName = row.toolName, e.normalisedError = row.normalisedError
+MERGE (s:Session {id: row.sessionId})
+  ON CREATE SET s.tenantId = row.tenantId, s.projectId = row.projectId
+MERGE (s)-[h:HIT]->(e)
+SET h.occurrences = ${atLeast('h.occurrences', 'toInteger(row.occurrences)')},
+    h.episodes = ${atLeast('h.episodes', 'toInteger(row.episodes)')},
+    h.resolvedEpisodes = ${atLeast('h.resolvedEpisodes', 'toInteger(row.resolvedEpisodes)')},
+    h.lastSeenAt = ${atLeast('h.lastSeenAt', 'toInteger(row.lastSeenAt)')},
+    h.sampleMessage = row.sampleMessage,
+    h.lastResolution = row.lastResolution`;
+
+export const RECOMPUTE_ERROR_PATTERNS = `
+UNWIND $rows AS row
+MATCH (e:ErrorPattern {tenantId: row.tenantId, projectId: row.projectId, hash: row.hash})
+SET e._lock = true
+WITH e
+CALL (e) {
+  MATCH (:Session)-[h:HIT]->(e)
+  RETURN count(h) AS sessions, sum(h.occurrences) AS occurrences, max(h.lastSeenAt) AS lastSeenAt
+}
+SET e.sessionCount = sessions, e.occurrences = occurrences, e.lastSeenAt = lastSeenAt
+REMOVE e._lock`;
+
+/** The file's neighbours: highest weight first, then raw count, then path (as the core sorts). */
+export const TOP_CO_ACCESS_NEIGHBOURS = `
+MATCH (f:File {tenantId: $tenantId, projectId: $projectId, path: $path})-[e:CO_ACCESSED]-(n:File)
+RETURN n.path AS file, e.weight AS weight, e.rawCount AS rawCount,
+       e.sessionCount AS sessionCount, e.avgTimeDeltaMs AS avgTimeDeltaMs,
+       e.direction AS direction, startNode(e) = f AS queriedIsA, e.lastObservedAt AS lastObservedAt
+ORDER BY weight DESC, rawCount DESC, file ASC
+LIMIT $k`;
+
+/** The tenants that have a project of this id (the CLI resolves `--project` without a tenant). */
+export const TENANTS_OF_PROJECT = `
+MATCH (p:Project {projectId: $projectId})
+RETURN p.tenantId AS tenantId
+ORDER BY tenantId`;

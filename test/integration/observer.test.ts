@@ -1,0 +1,478 @@
+import type { Typed } from '@engram/contracts';
+import {
+  coAccessEdge,
+  observerSettings,
+  topNeighbours,
+  type ProjectObservationStats,
+} from '@engram/core';
+import { EventPublisher, type Delivered } from '@engram/kafka';
+import {
+  createGraphWriterDriver,
+  createNeo4jDriver,
+  ensureGraphSchema,
+  graphNumber,
+  Neo4jObserverGraphWriter,
+  topCoAccessNeighbours,
+  type ObserverGraphBatch,
+} from '@engram/neo4j';
+import type { Kafka } from 'kafkajs';
+import { isInt, type Driver } from 'neo4j-driver';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import {
+  ensureObserverTopics,
+  observerCodecs,
+  prefixedObserverTopics,
+  startObserver,
+  type ObserverRuntime,
+} from '../../apps/observer/src/observer.runtime';
+import { ObserverStage, type ObserverTopics } from '../../apps/observer/src/observer.stage';
+import {
+  bash,
+  coreStats,
+  edit,
+  read,
+  sessionCalls,
+  sessionEnded,
+  sessionStarted,
+  T0,
+  type CallSpec,
+  type Scope,
+} from '../../apps/observer/src/testing/observer-events';
+import { formatNeighbors, neighborsReport } from '../../apps/engram/src/commands/neighbors.command';
+import { CuttableProxy } from './support/cuttable-proxy';
+import { testKafka, testRegistry } from './support/kafka-fixtures';
+import { eventually, uniqueName } from './support/unique';
+
+const PARTITIONS = 3;
+const HOUR = 3_600_000;
+const SETTINGS = observerSettings();
+
+const TOKEN = 'src/auth/token.ts';
+const SESSION = 'src/auth/session.ts';
+const POOL = 'src/db/pool.ts';
+const SCHEMA = 'src/db/schema.ts';
+const LOG = 'src/util/log.ts';
+
+/** Seven sessions on one repository: the auth files are nearly always read together. */
+const SESSIONS: CallSpec[][] = [
+  [read(TOKEN), read(SESSION), edit(TOKEN), read(POOL), edit(SESSION), bash('npm test')],
+  [
+    read(TOKEN),
+    read(SESSION),
+    edit(SESSION),
+    bash('npm test', 'FAIL src/auth/token.spec.ts:12 expected 200, got 401'),
+    edit(TOKEN),
+    bash('npm test'),
+  ],
+  [read(TOKEN), read(SESSION), read(SCHEMA), edit(SCHEMA)],
+  [
+    read(POOL),
+    read(SCHEMA),
+    bash('npm run migrate', 'relation "users" does not exist at 10:41:07'),
+    edit(SCHEMA),
+    bash('npm run migrate'),
+  ],
+  [read(TOKEN), edit(LOG), read(LOG)],
+  [read(SESSION), read(TOKEN), edit(TOKEN), read(LOG), edit(LOG)],
+  [read(POOL), read(SCHEMA), edit(POOL), read(SCHEMA)],
+];
+/** Left open (no SessionEnded): its facts are in the graph all the same. */
+const OPEN_SESSION = 5;
+
+interface Recording {
+  sessionIds: string[];
+  calls: Typed<'ToolCallObserved'>[][];
+  lifecycle: (Typed<'SessionStarted'> | Typed<'SessionEnded'>)[];
+  events: number;
+}
+
+function recording(scope: Scope, run: string): Recording {
+  const sessionIds = SESSIONS.map((_, i) => `${run}-s${i}`);
+  const calls = SESSIONS.map((specs, i) =>
+    sessionCalls(scope, sessionIds[i], specs, T0 + i * HOUR),
+  );
+  const lifecycle = sessionIds.flatMap((sessionId, i) => [
+    sessionStarted(scope, sessionId, T0 + i * HOUR - 1_000),
+    ...(i === OPEN_SESSION ? [] : [sessionEnded(scope, sessionId, T0 + i * HOUR + 60_000)]),
+  ]);
+  const events = calls.flat().length + lifecycle.length;
+  return { sessionIds, calls, lifecycle, events };
+}
+
+async function publish(
+  kafka: Kafka,
+  topics: ObserverTopics,
+  calls: Typed<'ToolCallObserved'>[],
+  lifecycle: Recording['lifecycle'] = [],
+): Promise<void> {
+  const publisher = new EventPublisher(kafka, testRegistry());
+  const codecs = observerCodecs(topics);
+  await publisher.connect();
+  try {
+    await publisher.publish(codecs.toolCalls, calls);
+    await publisher.publish(codecs.lifecycle, lifecycle);
+  } finally {
+    await publisher.disconnect();
+  }
+}
+
+/** Every event consumed and committed, every waiting lifecycle event applied. */
+async function settled(runtime: ObserverRuntime, events: number, ended: number): Promise<void> {
+  const { processor, stage } = runtime;
+  await eventually(
+    () =>
+      processor.counters.processed >= events &&
+      stage.pendingLifecycle === 0 &&
+      stage.counters.sessionsEnded >= ended
+        ? true
+        : undefined,
+    { timeoutMs: 90_000, intervalMs: 100 },
+  );
+}
+
+const plain = (value: unknown): unknown =>
+  JSON.parse(JSON.stringify(value, (_key, v: unknown) => (isInt(v) ? v.toNumber() : v))) as unknown;
+
+/**
+ * The project's whole graph as sorted lines: nodes with their properties, relationships with
+ * their ends and properties. The run's session-id prefix and project id are replaced by
+ * placeholders, so runs on different topics and projects compare.
+ */
+async function graphSnapshot(driver: Driver, scope: Scope, run: string): Promise<string[]> {
+  const keyOf = `CASE WHEN n.path IS NOT NULL THEN n.path WHEN n.hash IS NOT NULL THEN n.hash
+                      WHEN n.id IS NOT NULL THEN n.id ELSE n.projectId END`;
+  const nodes = await driver.executeQuery(
+    `MATCH (n) WHERE n.tenantId = $tenantId AND n.projectId = $projectId
+     RETURN labels(n) AS labels, properties(n) AS props`,
+    scope,
+  );
+  const relationships = await driver.executeQuery(
+    `MATCH (n)-[r]->(m) WHERE n.tenantId = $tenantId AND n.projectId = $projectId
+     WITH n, r, m, ${keyOf} AS from
+     WITH r, m, from, ${keyOf.replaceAll('n.', 'm.')} AS to
+     RETURN type(r) AS type, from, to, properties(r) AS props`,
+    scope,
+  );
+  const lines = [
+    ...nodes.records.map((r) => JSON.stringify(plain([r.get('labels'), r.get('props')]))),
+    ...relationships.records.map((r) =>
+      JSON.stringify(plain([r.get('type'), r.get('from'), r.get('to'), r.get('props')])),
+    ),
+  ];
+  return lines
+    .map((line) => line.replaceAll(run, 'RUN').replaceAll(scope.projectId, 'PROJECT'))
+    .sort();
+}
+
+/** The CO_ACCESSED edges of a project, by `fileA|fileB`. */
+async function coAccessedEdges(driver: Driver, scope: Scope) {
+  const { records } = await driver.executeQuery(
+    `MATCH (a:File {tenantId: $tenantId, projectId: $projectId})-[e:CO_ACCESSED]->(b:File)
+     RETURN a.path AS a, b.path AS b, properties(e) AS props`,
+    scope,
+  );
+  return new Map(
+    records.map((r) => [
+      `${r.get('a') as string}|${r.get('b') as string}`,
+      plain(r.get('props')) as Record<string, unknown>,
+    ]),
+  );
+}
+
+/** The graph's edges must be the pure core's, pair by pair, value by value. */
+async function expectCoreEdges(driver: Driver, scope: Scope, stats: ProjectObservationStats) {
+  const edges = await coAccessedEdges(driver, scope);
+  const expected = Object.values(stats.coAccess.pairs).map((pair) =>
+    coAccessEdge(stats.coAccess, pair.fileA, pair.fileB, SETTINGS)!,
+  );
+  expect([...edges.keys()].sort()).toEqual(expected.map((e) => `${e.fileA}|${e.fileB}`).sort());
+  for (const edge of expected) {
+    const stored = edges.get(`${edge.fileA}|${edge.fileB}`)!;
+    expect(stored, `${edge.fileA} — ${edge.fileB}`).toMatchObject({
+      sessionCount: edge.sessionCount,
+      rawCount: edge.rawCount,
+      directional: edge.directional,
+      direction: edge.direction,
+      lastObservedAt: edge.lastObservedAt,
+    });
+    expect(stored.weight).toBeCloseTo(edge.weight, 12);
+    expect(stored.avgTimeDeltaMs).toBeCloseTo(edge.avgTimeDeltaMs, 9);
+  }
+  return edges;
+}
+
+describe('observer service on real Kafka, Schema Registry and Neo4j', () => {
+  const infra = inject('infra');
+  const kafka = testKafka();
+  const driver = createNeo4jDriver({ url: infra.neo4jUrl });
+  const scope: Scope = { tenantId: 'acme', projectId: uniqueName('acme/observer') };
+  const run = uniqueName('obs');
+  const prefix = `${run}.`;
+  const topics = prefixedObserverTopics(prefix);
+  const recorded = recording(scope, run);
+  const stats = coreStats(recorded.calls);
+  const ended = SESSIONS.length - 1;
+  let firstRun: string[] = [];
+  let deadLettered = -1;
+
+  const start = (groupId: string, overrides: Partial<Parameters<typeof startObserver>[0]> = {}) =>
+    startObserver({
+      brokers: infra.kafkaBrokers,
+      registryUrl: infra.registryUrl,
+      neo4j: { url: infra.neo4jUrl },
+      topics,
+      groupId,
+      partitions: PARTITIONS,
+      retry: { initialMs: 100, maxMs: 1_000 },
+      sweepIntervalMs: 300,
+      graphRetryWithinMs: 500,
+      ...overrides,
+    });
+
+  beforeAll(async () => {
+    await ensureObserverTopics(kafka, topics, PARTITIONS);
+    await publish(kafka, topics, recorded.calls.flat(), recorded.lifecycle);
+    const began = performance.now();
+    const runtime = await start(`${prefix}observer`);
+    try {
+      await settled(runtime, recorded.events, ended);
+      const seconds = (performance.now() - began) / 1000;
+      console.log(
+        `[observer] ${recorded.events} events → graph in ${seconds.toFixed(2)} s incl. group join; ` +
+          `stage ${JSON.stringify(runtime.stage.counters)}; writer ${JSON.stringify(runtime.writer.counters)}`,
+      );
+      deadLettered = runtime.processor.counters.deadLettered;
+    } finally {
+      await runtime.stop();
+    }
+    firstRun = await graphSnapshot(driver, scope, run);
+  });
+
+  afterAll(async () => {
+    await driver.close();
+  });
+
+  it('should store CO_ACCESSED edges whose weights and raw counts are the core’s', async () => {
+    expect(deadLettered).toBe(0);
+    const edges = await expectCoreEdges(driver, scope, stats);
+    // By hand: token.ts and session.ts co-accessed in sessions 0, 1, 2 and 5; token.ts touched
+    // in 0, 1, 2, 4, 5, session.ts in 0, 1, 2, 5 → 4 / (5 + 4 − 4) = 0.8.
+    expect(edges.get(`${SESSION}|${TOKEN}`)).toMatchObject({ sessionCount: 4, weight: 0.8 });
+  });
+
+  it('should answer topNeighbours from Neo4j as the core ranks them', async () => {
+    const neighbours = await topCoAccessNeighbours(driver, { ...scope, path: TOKEN, k: 3 });
+    const expected = topNeighbours(stats.coAccess, TOKEN, 3, SETTINGS);
+    expect(neighbours.map(({ lastObservedAt: _at, ...n }) => n)).toEqual(
+      expected.map((n) => ({ ...n, weight: expect.closeTo(n.weight, 12) as number })),
+    );
+    expect(neighbours[0]).toMatchObject({ file: SESSION, rawCount: expect.any(Number) as number });
+  });
+
+  it('should answer `engram neighbors` (distributed) from the graph, the tenant found by project', async () => {
+    const report = await neighborsReport(driver, {
+      project: scope.projectId,
+      file: `./${TOKEN}`,
+      k: 2,
+    });
+    const expected = topNeighbours(stats.coAccess, TOKEN, 2, SETTINGS);
+    expect(report).toMatchObject({ project: scope.projectId, tenant: 'acme', file: TOKEN, k: 2 });
+    expect(report.neighbors.map((n) => [n.file, n.rawCount, n.direction])).toEqual(
+      expected.map((n) => [n.file, n.rawCount, n.direction]),
+    );
+    expect(formatNeighbors(report)).toContain(`1. ${SESSION}  weight 0.80`);
+    const unknown = await neighborsReport(driver, {
+      project: uniqueName('nope'),
+      file: TOKEN,
+      k: 5,
+    });
+    expect(unknown).toMatchObject({ tenant: null, neighbors: [] });
+  });
+
+  it('should record sessions, touches and error patterns with their hits', async () => {
+    const { records } = await driver.executeQuery(
+      `MATCH (s:Session {projectId: $projectId})
+       RETURN s.id AS id, s.endedAt AS endedAt, s.toolCalls AS toolCalls,
+              COUNT { (s)-[:TOUCHED]->() } AS files, COUNT { (s)-[:IN_PROJECT]->(:Project) } AS projects
+       ORDER BY id`,
+      scope,
+    );
+    expect(records.map((r) => plain(r.toObject()))).toEqual(
+      recorded.sessionIds.map((id, i) => ({
+        id,
+        endedAt: i === OPEN_SESSION ? null : T0 + i * HOUR + 60_000,
+        toolCalls: SESSIONS[i].length,
+        files: new Set(SESSIONS[i].flatMap((spec) => spec.files ?? [])).size,
+        projects: 1,
+      })),
+    );
+    const errors = await driver.executeQuery(
+      `MATCH (e:ErrorPattern {tenantId: $tenantId, projectId: $projectId})<-[h:HIT]-(s:Session)
+       RETURN e.toolName AS tool, e.normalisedError AS error, e.sessionCount AS sessions,
+              h.resolvedEpisodes AS resolved ORDER BY error`,
+      scope,
+    );
+    expect(errors.records.map((r) => plain(r.toObject()))).toEqual([
+      {
+        tool: 'Bash',
+        error: expect.stringContaining('expected <n>, got <n>') as string,
+        sessions: 1,
+        resolved: 1,
+      },
+      {
+        tool: 'Bash',
+        error: expect.stringContaining('does not exist') as string,
+        sessions: 1,
+        resolved: 1,
+      },
+    ]);
+  });
+
+  it('should leave the graph unchanged when the topics are replayed from offset 0', async () => {
+    expect(firstRun.length).toBeGreaterThan(30);
+    // A new deployment: new consumer group and a fresh changelog, so every fact is recomputed.
+    const replay = await start(`${prefix}replay`, {
+      topics: { ...topics, changelog: `${topics.changelog}.replay` },
+    });
+    try {
+      await settled(replay, recorded.events, ended);
+    } finally {
+      await replay.stop();
+    }
+    expect(await graphSnapshot(driver, scope, run)).toEqual(firstRun);
+  });
+
+  it('should leave the graph unchanged when a new group replays against the same changelog', async () => {
+    const replay = await start(`${prefix}replay-same-changelog`);
+    try {
+      await settled(replay, recorded.events, 0);
+    } finally {
+      await replay.stop();
+    }
+    expect(await graphSnapshot(driver, scope, run)).toEqual(firstRun);
+  });
+
+  it('should pause through a Neo4j outage, commit nothing past the failed write, and lose nothing', async () => {
+    const outageRun = uniqueName('obs-outage');
+    const outageScope: Scope = { tenantId: 'acme', projectId: uniqueName('acme/outage') };
+    const outageTopics = prefixedObserverTopics(`${outageRun}.`);
+    const outage = recording(outageScope, outageRun);
+    const groupId = `${outageRun}.observer`;
+    const proxy = CuttableProxy.forUrl(infra.neo4jUrl, 7687);
+    await proxy.open();
+    await ensureObserverTopics(kafka, outageTopics, PARTITIONS);
+    const runtime = await start(groupId, {
+      topics: outageTopics,
+      neo4j: { url: `bolt://127.0.0.1:${proxy.port}` },
+    });
+    const admin = kafka.admin();
+    await admin.connect();
+    const committed = async (topic: string) => {
+      const [entry] = await admin.fetchOffsets({ groupId, topics: [topic] });
+      return entry.partitions.reduce((sum, p) => sum + Math.max(0, Number(p.offset)), 0);
+    };
+    try {
+      const before = outage.calls.slice(0, 3).flat();
+      await publish(kafka, outageTopics, before);
+      await settled(runtime, before.length, 0);
+      await proxy.cut();
+      await publish(kafka, outageTopics, outage.calls.slice(3).flat(), outage.lifecycle);
+      await eventually(() => (runtime.processor.counters.retries >= 3 ? true : undefined), {
+        timeoutMs: 60_000,
+      });
+      // Down: nothing past the failed writes committed, and the graph has only the first part.
+      expect(await committed(outageTopics.toolCalls)).toBe(before.length);
+      expect(await committed(outageTopics.lifecycle)).toBe(0);
+      const { records } = await driver.executeQuery(
+        'MATCH (s:Session {projectId: $projectId}) RETURN count(s) AS sessions',
+        outageScope,
+      );
+      expect(graphNumber(records[0].get('sessions'))).toBe(3);
+
+      await proxy.open();
+      await settled(runtime, outage.events, ended);
+      await eventually(async () =>
+        (await committed(outageTopics.toolCalls)) === outage.calls.flat().length ? true : undefined,
+      );
+      expect(runtime.processor.counters.deadLettered).toBe(0);
+      console.log(
+        `[observer] outage: ${runtime.processor.counters.retries} retries, writer ${JSON.stringify(runtime.writer.counters)}`,
+      );
+    } finally {
+      await admin.disconnect();
+      await runtime.stop();
+      await proxy.cut();
+    }
+    // Exactly the graph of the uninterrupted run (placeholders for run and project).
+    await expectCoreEdges(driver, outageScope, stats);
+    expect(await graphSnapshot(driver, outageScope, outageRun)).toEqual(firstRun);
+  });
+});
+
+describe('observer graph writer on Neo4j', () => {
+  const infra = inject('infra');
+  const driver = createGraphWriterDriver({ url: infra.neo4jUrl });
+  const writer = new Neo4jObserverGraphWriter(driver, SETTINGS);
+
+  afterAll(async () => {
+    await driver.close();
+  });
+
+  /** Each session's graph batches, one tool call per batch, as the stage would write them. */
+  async function batchesPerSession(scope: Scope, run: string): Promise<ObserverGraphBatch[][]> {
+    const captured: ObserverGraphBatch[] = [];
+    const stage = new ObserverStage(prefixedObserverTopics(run), {
+      settings: SETTINGS,
+      restore: () => Promise.resolve(new Map()),
+      writer: { write: (batch) => Promise.resolve(void captured.push(batch)) },
+      positions: {
+        endOffset: () => Promise.resolve(0),
+        committedOffsets: () => Promise.resolve(new Map()),
+      },
+      redact: (text) => text,
+    });
+    const perSession: ObserverGraphBatch[][] = [];
+    for (const calls of recording(scope, run).calls) {
+      const from = captured.length;
+      for (const [i, call] of calls.entries()) {
+        const item: Delivered<Typed<'ToolCallObserved'>> = {
+          event: call,
+          topic: 'tool-calls',
+          partition: 0,
+          offset: String(i),
+          key: null,
+          headers: {},
+        };
+        await stage.toolCallStage.transform([item]);
+        stage.committed();
+      }
+      perSession.push(captured.slice(from));
+    }
+    return perSession;
+  }
+
+  it('should give the core’s weights when sessions write concurrently, and the same graph when written again', async () => {
+    await ensureGraphSchema(driver);
+    const run = uniqueName('obs-writer');
+    const scope: Scope = { tenantId: 'acme', projectId: uniqueName('acme/writer') };
+    const perSession = await batchesPerSession(scope, run);
+    const writeAll = (sessions: ObserverGraphBatch[][]) =>
+      Promise.all(
+        sessions.map(async (batches) => {
+          for (const batch of batches) await writer.write(batch);
+        }),
+      );
+    const began = performance.now();
+    await writeAll(perSession);
+    const seconds = (performance.now() - began) / 1000;
+    const batches = perSession.flat().length;
+    console.log(
+      `[observer] ${batches} batches from ${perSession.length} concurrent sessions in ${seconds.toFixed(2)} s`,
+    );
+    await expectCoreEdges(driver, scope, coreStats(recording(scope, run).calls));
+    const once = await graphSnapshot(driver, scope, run);
+
+    await writeAll([...perSession].reverse());
+    expect(await graphSnapshot(driver, scope, run)).toEqual(once);
+  });
+});
