@@ -1,11 +1,11 @@
-import type { Typed } from '@engram/contracts';
+import type { Memory, Typed } from '@engram/contracts';
 import {
   coAccessEdge,
   observerSettings,
   topNeighbours,
   type ProjectObservationStats,
 } from '@engram/core';
-import { EventPublisher, type Delivered } from '@engram/kafka';
+import { contractCodec, EventPublisher, type Delivered } from '@engram/kafka';
 import {
   createGraphWriterDriver,
   createNeo4jDriver,
@@ -40,7 +40,7 @@ import {
 } from '../../apps/observer/src/testing/observer-events';
 import { formatNeighbors, neighborsReport } from '../../apps/engram/src/commands/neighbors.command';
 import { CuttableProxy } from './support/cuttable-proxy';
-import { testKafka, testRegistry } from './support/kafka-fixtures';
+import { readAllCommitted, testKafka, testRegistry } from './support/kafka-fixtures';
 import { eventually, uniqueName } from './support/unique';
 
 const PARTITIONS = 3;
@@ -116,14 +116,18 @@ async function publish(
   }
 }
 
-/** Every event consumed and committed, every waiting lifecycle event applied. */
+/**
+ * Every event consumed and committed, every waiting lifecycle event applied, and every
+ * project-work record the session stage committed also committed by the project stage.
+ */
 async function settled(runtime: ObserverRuntime, events: number, ended: number): Promise<void> {
-  const { processor, stage } = runtime;
+  const { stage, promotion } = runtime;
   await eventually(
     () =>
-      processor.counters.processed >= events &&
+      stage.counters.toolCalls + stage.counters.lifecycleEvents >= events &&
       stage.pendingLifecycle === 0 &&
-      stage.counters.sessionsEnded >= ended
+      stage.counters.sessionsEnded >= ended &&
+      promotion.counters.committedWorks === stage.counters.projectWorks
         ? true
         : undefined,
     { timeoutMs: 90_000, intervalMs: 100 },
@@ -163,6 +167,36 @@ async function graphSnapshot(driver: Driver, scope: Scope, run: string): Promise
     .map((line) => line.replaceAll(run, 'RUN').replaceAll(scope.projectId, 'PROJECT'))
     .sort();
 }
+
+/** The memories committed to a topic, latest per memoryId (a compacted topic's view). */
+async function memoriesOn(topic: string, atLeast: number): Promise<Map<string, Memory>> {
+  const registry = testRegistry();
+  const codec = contractCodec('memory.memories.v1');
+  const messages = await readAllCommitted(testKafka(), topic, atLeast);
+  const memories = new Map<string, Memory>();
+  for (const message of messages) {
+    const memory = codec.fromAvro(await registry.decode(message.value));
+    memories.set(memory.memoryId, memory);
+  }
+  return memories;
+}
+
+/** The topics of another deployment on the same inputs: its own internal and output topics. */
+function ownInternalTopics(topics: ObserverTopics, suffix: string): ObserverTopics {
+  return {
+    ...topics,
+    changelog: `${topics.changelog}.${suffix}`,
+    projectWork: `${topics.projectWork}.${suffix}`,
+    projectState: `${topics.projectState}.${suffix}`,
+    memories: `${topics.memories}.${suffix}`,
+  };
+}
+
+/** What a memory says, without the run's placeholders. */
+const memoryLine = (memory: Memory, run: string, projectId: string) =>
+  JSON.stringify([memory.memoryId, memory.memoryType, memory.content, memory.confidence])
+    .replaceAll(run, 'RUN')
+    .replaceAll(projectId, 'PROJECT');
 
 /** The CO_ACCESSED edges of a project, by `fileA|fileB`. */
 async function coAccessedEdges(driver: Driver, scope: Scope) {
@@ -214,6 +248,7 @@ describe('observer service on real Kafka, Schema Registry and Neo4j', () => {
   const ended = SESSIONS.length - 1;
   let firstRun: string[] = [];
   let deadLettered = -1;
+  let promoted = 0;
 
   const start = (groupId: string, overrides: Partial<Parameters<typeof startObserver>[0]> = {}) =>
     startObserver({
@@ -242,6 +277,8 @@ describe('observer service on real Kafka, Schema Registry and Neo4j', () => {
           `stage ${JSON.stringify(runtime.stage.counters)}; writer ${JSON.stringify(runtime.writer.counters)}`,
       );
       deadLettered = runtime.processor.counters.deadLettered;
+      promoted = runtime.promotion.counters.committedMemories;
+      console.log(`[observer] promotion ${JSON.stringify(runtime.promotion.counters)}`);
     } finally {
       await runtime.stop();
     }
@@ -328,12 +365,30 @@ describe('observer service on real Kafka, Schema Registry and Neo4j', () => {
     ]);
   });
 
+  it('should promote memories of the repeated work to memory.memories.v1, unvalidated', async () => {
+    const memories = await memoriesOn(topics.memories, promoted);
+    expect(promoted).toBeGreaterThan(0);
+    const all = [...memories.values()];
+    // No session validated: every memory is marked for review, with lowered confidence.
+    expect(all.every((m) => m.needsReview && m.tags.includes('unvalidated'))).toBe(true);
+    const auth = all.filter(
+      (m) => m.relatedFiles.includes(TOKEN) && m.relatedFiles.includes(SESSION),
+    );
+    expect(auth.length).toBeGreaterThan(0);
+    for (const memory of all) {
+      expect(memory).toMatchObject({ tenantId: 'acme', projectId: scope.projectId });
+      expect(recorded.sessionIds).toEqual(expect.arrayContaining(memory.provenanceSessionIds));
+    }
+    console.log(
+      `[observer] memories: ${all.map((m) => `${m.memoryType}: ${m.content}`).join(' | ')}`,
+    );
+  });
+
   it('should leave the graph unchanged when the topics are replayed from offset 0', async () => {
     expect(firstRun.length).toBeGreaterThan(30);
-    // A new deployment: new consumer group and a fresh changelog, so every fact is recomputed.
-    const replay = await start(`${prefix}replay`, {
-      topics: { ...topics, changelog: `${topics.changelog}.replay` },
-    });
+    // A new deployment: a new consumer group with its own internal topics (like a Kafka Streams
+    // application id), so every fact and statistic is recomputed from the inputs.
+    const replay = await start(`${prefix}replay`, { topics: ownInternalTopics(topics, 'replay') });
     try {
       await settled(replay, recorded.events, ended);
     } finally {
@@ -342,8 +397,39 @@ describe('observer service on real Kafka, Schema Registry and Neo4j', () => {
     expect(await graphSnapshot(driver, scope, run)).toEqual(firstRun);
   });
 
+  it('should promote the same memories when a deployment replays the same order of events', async () => {
+    // Promotion reads the project's statistics at the moment a session ends, so across
+    // partitions it depends on how the partitions interleave. On one partition the order is the
+    // log's, and two deployments must promote exactly the same memories.
+    const oneRun = uniqueName('obs-one');
+    const oneScope: Scope = { tenantId: 'acme', projectId: uniqueName('acme/one') };
+    const oneTopics = prefixedObserverTopics(`${oneRun}.`);
+    const one = recording(oneScope, oneRun);
+    await ensureObserverTopics(kafka, oneTopics, 1);
+    await publish(kafka, oneTopics, one.calls.flat(), one.lifecycle);
+    const lines: string[][] = [];
+    for (const name of ['first', 'second']) {
+      const topicsOfRun = name === 'first' ? oneTopics : ownInternalTopics(oneTopics, name);
+      const runtime = await start(`${oneRun}.${name}`, { topics: topicsOfRun, partitions: 1 });
+      try {
+        await settled(runtime, one.events, ended);
+      } finally {
+        await runtime.stop();
+      }
+      const count = runtime.promotion.counters.committedMemories;
+      const memories = await memoriesOn(topicsOfRun.memories, count);
+      lines.push([...memories.values()].map((m) => memoryLine(m, oneRun, oneScope.projectId)));
+    }
+    expect(lines[0].length).toBeGreaterThan(0);
+    expect(lines[1].sort()).toEqual(lines[0].sort());
+  });
+
   it('should leave the graph unchanged when a new group replays against the same changelog', async () => {
-    const replay = await start(`${prefix}replay-same-changelog`);
+    // The session changelog knows every event already: the replayed calls are duplicates, so
+    // the new group's project stage (own internal topics) has nothing to promote.
+    const replay = await start(`${prefix}replay-same-changelog`, {
+      topics: { ...ownInternalTopics(topics, 'same'), changelog: topics.changelog },
+    });
     try {
       await settled(replay, recorded.events, 0);
     } finally {

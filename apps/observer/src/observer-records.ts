@@ -53,13 +53,17 @@ export const scratchpadKey = (scratchpadId: string) => `scratchpad:${scratchpadI
 export const COMPRESS_ABOVE_BYTES = 64 * 1024;
 const GZIP_MAGIC = 0x1f;
 
-export function encodeRecord(record: ObserverRecord): Buffer {
-  const json = Buffer.from(JSON.stringify(record), 'utf8');
+/** JSON bytes, gzipped above COMPRESS_ABOVE_BYTES (JSON never starts with the gzip magic). */
+export function encodeJson(value: unknown): Buffer {
+  const json = Buffer.from(JSON.stringify(value), 'utf8');
   if (json.length <= COMPRESS_ABOVE_BYTES) return json;
   return gzipSync(json, { level: zlib.Z_BEST_SPEED });
 }
 
-export function decodeRecord(value: Buffer): ObserverRecord {
+export function decodeJson<T>(value: Buffer): T {
   const json = value[0] === GZIP_MAGIC ? gunzipSync(value) : value;
-  return JSON.parse(json.toString('utf8')) as ObserverRecord;
+  return JSON.parse(json.toString('utf8')) as T;
 }
+
+export const encodeRecord = (record: ObserverRecord): Buffer => encodeJson(record);
+export const decodeRecord = (value: Buffer): ObserverRecord => decodeJson<ObserverRecord>(value);

@@ -1,3 +1,4 @@
+import { createEmbedder } from '@engram/ai';
 import { loadConfig } from '@engram/config';
 import {
   Injectable,
@@ -32,6 +33,9 @@ export class ObserverService implements OnApplicationBootstrap, OnApplicationShu
       groupId,
       partitions: config.segmenter.partitions,
       retry: config.retry,
+      // The local MiniLM model (`npm run models:setup`) for the novelty check of promotions; a
+      // missing model stops start-up with that command in the message.
+      embedder: await createEmbedder(),
     });
     this.logger.log(`observer running (group ${groupId})`);
   }

@@ -1,9 +1,11 @@
+import type { Embedder } from '@engram/ai';
 import {
   DownstreamUnavailableError,
   errorMessage,
   observerSettings,
   redactSecrets,
   type ObserverSettings,
+  type Synthesiser,
 } from '@engram/core';
 import {
   AvroRegistry,
@@ -27,6 +29,8 @@ import {
 import { Logger } from '@nestjs/common';
 import type { Admin, Kafka } from 'kafkajs';
 import type { Driver } from 'neo4j-driver';
+import { ProjectPromotionStage } from './project-promotion.stage';
+import { projectWorkCodec } from './project-work';
 import {
   DEFAULT_OBSERVER_TOPICS,
   ObserverStage,
@@ -55,11 +59,16 @@ export interface ObserverRuntimeOptions {
   sessionIdleMs?: number;
   projectRootOf?: (tenantId: string, projectId: string) => string | null;
   clientId?: string;
+  /** Embeds promotion drafts for the novelty check (absent: every draft counts as novel). */
+  embedder?: Pick<Embedder, 'id' | 'embed'>;
+  /** Writes memory texts (absent: the deterministic templates). */
+  synthesiser?: Synthesiser;
 }
 
 export interface ObserverRuntime {
   kafka: Kafka;
   stage: ObserverStage;
+  promotion: ProjectPromotionStage;
   processor: ExactlyOnceProcessor;
   writer: Neo4jObserverGraphWriter;
   driver: Driver;
@@ -87,6 +96,9 @@ export function prefixedObserverTopics(prefix: string): ObserverTopics {
     toolCalls: prefix + d.toolCalls,
     lifecycle: prefix + d.lifecycle,
     changelog: prefix + d.changelog,
+    projectWork: prefix + d.projectWork,
+    projectState: prefix + d.projectState,
+    memories: prefix + d.memories,
   };
 }
 
@@ -122,8 +134,13 @@ export async function ensureObserverTopics(
   } finally {
     await admin.disconnect();
   }
+  // The project stage consumes projectWork in the same group: the co-partitioned assigner needs
+  // the same partition count on every input.
   await ensureTopics(kafka, [
     { topic: topics.changelog, partitions: count, compacted: true, withDeadLetter: false },
+    { topic: topics.projectWork, partitions: count },
+    { topic: topics.projectState, partitions: count, compacted: true, withDeadLetter: false },
+    { topic: topics.memories, partitions: count, compacted: true },
   ]);
   return count;
 }
@@ -192,6 +209,14 @@ export async function startObserver(options: ObserverRuntimeOptions): Promise<Ob
     ...(options.projectRootOf && { projectRootOf: options.projectRootOf }),
     ...(options.sessionIdleMs !== undefined && { sessionIdleMs: options.sessionIdleMs }),
   });
+  const promotion = new ProjectPromotionStage({
+    settings,
+    stateTopic: topics.projectState,
+    memories: onTopic(contractCodec('memory.memories.v1'), topics.memories),
+    restore: (partitions) => readChangelog(kafka, topics.projectState, partitions),
+    ...(options.embedder && { embedder: options.embedder }),
+    ...(options.synthesiser && { synthesiser: options.synthesiser }),
+  });
   const codecs = observerCodecs(topics);
   const deadLetters = new DeadLetterWriter(kafka, 'observer');
   await deadLetters.connect();
@@ -200,10 +225,14 @@ export async function startObserver(options: ObserverRuntimeOptions): Promise<Ob
     transactionalId: `${groupId}-${options.instanceId ?? '0'}`,
     retry: options.retry ?? { initialMs: 200, maxMs: 30_000 },
     partitionAssigners: [coPartitionedAssigner],
-    onAssignment: (assignment) => stage.onAssignment(assignment[topics.toolCalls] ?? []),
+    onAssignment: (assignment) => {
+      stage.onAssignment(assignment[topics.toolCalls] ?? []);
+      promotion.onAssignment(assignment[topics.projectWork] ?? []);
+    },
   })
     .subscribe(codecs.toolCalls, stage.toolCallStage)
-    .subscribe(codecs.lifecycle, stage.lifecycleStage);
+    .subscribe(codecs.lifecycle, stage.lifecycleStage)
+    .subscribe(projectWorkCodec(topics.projectWork), promotion);
   await processor.start();
 
   let sweeping: Promise<void> | null = null;
@@ -222,6 +251,7 @@ export async function startObserver(options: ObserverRuntimeOptions): Promise<Ob
   return {
     kafka,
     stage,
+    promotion,
     processor,
     writer,
     driver,

@@ -4,11 +4,13 @@ import {
   addNote,
   addSignals,
   expireIdle,
+  markPromoted,
   newScratchpad,
   onSessionEnded,
   onSubtaskValidated,
   onValidationFailed,
   onValidationPassed,
+  promotableOf,
   scratchpadIdOf,
   SessionSignalDetector,
   setComplexity,
@@ -22,6 +24,7 @@ import type {
   Delivered,
   ExactlyOnceStage,
   RawStageOutput,
+  StageOutput,
   TopicCodec,
 } from '@engram/kafka';
 import {
@@ -39,6 +42,13 @@ import {
   type ObserverRecord,
   type SessionRecord,
 } from './observer-records';
+import {
+  emptyProjectWork,
+  isEmptyProjectWork,
+  projectKeyOf,
+  projectWorkCodec,
+  type ProjectWork,
+} from './project-work';
 import { addFactRows, applySignal, emptyFacts, noChanges, type FactChanges } from './session-facts';
 
 /** Topic names; tests give every run its own. */
@@ -47,12 +57,21 @@ export interface ObserverTopics {
   lifecycle: string;
   /** Compacted, partitioned like the inputs: per-session state and scratchpads. */
   changelog: string;
+  /** Internal, keyed by project: signals, session summaries and promotions for the project stage. */
+  projectWork: string;
+  /** Compacted, keyed by project: each project's statistics (the project stage's changelog). */
+  projectState: string;
+  /** Promoted memories (SPEC §3, compacted, key memoryId). */
+  memories: string;
 }
 
 export const DEFAULT_OBSERVER_TOPICS: ObserverTopics = {
   toolCalls: 'agent.tool-calls.v1',
   lifecycle: 'agent.lifecycle.v1',
   changelog: 'observer.state.v1',
+  projectWork: 'observer.project-work.v1',
+  projectState: 'observer.project-state.v1',
+  memories: 'memory.memories.v1',
 };
 
 export interface ObserverCodecs {
@@ -109,7 +128,18 @@ class Work {
   readonly pads = new Map<string, WorkingPad>();
   /** Tool-calls partitions consumed up to (exclusive) by this batch. */
   readonly consumed = new Map<number, number>();
-  readonly triggers: PromotionTrigger[] = [];
+  /** For the project stage, by project key. */
+  readonly projects = new Map<string, ProjectWork>();
+
+  projectOf(scope: { tenantId: string; projectId: string }): ProjectWork {
+    const key = projectKeyOf(scope);
+    let work = this.projects.get(key);
+    if (!work) {
+      work = emptyProjectWork(scope.tenantId, scope.projectId);
+      this.projects.set(key, work);
+    }
+    return work;
+  }
 }
 
 interface StagedWrite {
@@ -145,10 +175,12 @@ export class ObserverStage {
   private readonly toolCallsConsumed = new Map<number, number>();
   private staged: StagedWrite[] = [];
   private stagedConsumed = new Map<number, number>();
+  private stagedProjectWorks = 0;
   private transformDone = false;
   /** The latest event time seen: idle sessions are timed by the stream, so a replay agrees. */
   private streamTime = 0;
   private readonly sessionIdleMs: number;
+  private readonly projectWork: ReturnType<typeof projectWorkCodec>;
 
   readonly counters = {
     toolCalls: 0,
@@ -160,6 +192,8 @@ export class ObserverStage {
     sessionsEnded: 0,
     sessionsExpired: 0,
     promotionTriggers: 0,
+    /** ProjectWork records committed for the project stage. */
+    projectWorks: 0,
   };
 
   constructor(
@@ -167,6 +201,7 @@ export class ObserverStage {
     private readonly options: ObserverStageOptions,
   ) {
     this.sessionIdleMs = options.sessionIdleMs ?? DAY_MS;
+    this.projectWork = projectWorkCodec(topics.projectWork);
   }
 
   /** Sessions in committed state. */
@@ -253,6 +288,7 @@ export class ObserverStage {
       if (write.index === null) this.index.delete(sessionId);
       else this.index.set(sessionId, write.index);
     }
+    this.counters.projectWorks += this.stagedProjectWorks;
     for (const [partition, offset] of this.stagedConsumed) {
       if (offset > (this.toolCallsConsumed.get(partition) ?? 0)) {
         this.toolCallsConsumed.set(partition, offset);
@@ -277,6 +313,7 @@ export class ObserverStage {
 
   private resetTransaction(): void {
     this.staged = [];
+    this.stagedProjectWorks = 0;
     this.stagedConsumed = new Map();
     this.transformDone = false;
   }
@@ -356,7 +393,9 @@ export class ObserverStage {
       case 'SessionEnded': {
         this.applySignals(work, session, session.detector.finish(), event.timestamp);
         const scratchpad = pad();
-        this.trigger(work, onSessionEnded(scratchpad.pad, event), scratchpad);
+        const triggers = onSessionEnded(scratchpad.pad, event);
+        this.summarise(work, session, event.timestamp, scratchpad.pad.everValidated);
+        this.trigger(work, session, triggers, scratchpad, event.timestamp);
         record.endedAt = Math.max(record.endedAt ?? event.timestamp, event.timestamp);
         session.ended = true;
         this.counters.sessionsEnded += 1;
@@ -364,17 +403,35 @@ export class ObserverStage {
       }
       case 'ValidationPassed': {
         const scratchpad = pad();
-        this.trigger(work, onValidationPassed(scratchpad.pad, event, settings), scratchpad);
+        this.trigger(
+          work,
+          session,
+          onValidationPassed(scratchpad.pad, event, settings),
+          scratchpad,
+          event.timestamp,
+        );
         return;
       }
       case 'ValidationFailed': {
         const scratchpad = pad();
-        this.trigger(work, onValidationFailed(scratchpad.pad, event), scratchpad);
+        this.trigger(
+          work,
+          session,
+          onValidationFailed(scratchpad.pad, event),
+          scratchpad,
+          event.timestamp,
+        );
         return;
       }
       case 'SubtaskValidated': {
         const scratchpad = pad();
-        this.trigger(work, onSubtaskValidated(scratchpad.pad, event, settings), scratchpad);
+        this.trigger(
+          work,
+          session,
+          onSubtaskValidated(scratchpad.pad, event, settings),
+          scratchpad,
+          event.timestamp,
+        );
         return;
       }
       case 'CommitMade':
@@ -397,13 +454,39 @@ export class ObserverStage {
   }
 
   /**
-   * Promotion (memory.memories.v1) is a later slice: the triggers are counted and the
-   * scratchpad keeps its segments' state, so nothing is lost when it arrives.
+   * Each due promotion goes to the project stage with the scratchpad content it promotes (the
+   * rules need the project's statistics, which live there); the segments are digested here, in
+   * the same transaction, so a promotion is asked for exactly once.
    */
-  private trigger(work: Work, triggers: PromotionTrigger[], pad: WorkingPad): void {
+  private trigger(
+    work: Work,
+    session: WorkingSession,
+    triggers: PromotionTrigger[],
+    pad: WorkingPad,
+    at: number,
+  ): void {
     pad.changed = true;
-    work.triggers.push(...triggers);
+    for (const trigger of triggers) {
+      const content = promotableOf(pad.pad, trigger);
+      const segment = pad.pad.segments.find((s) => trigger.segmentIds.includes(s.segmentId));
+      work.projectOf(pad.pad).promotions.push({
+        scratchpadId: pad.pad.scratchpadId,
+        sessionId: session.record.sessionId,
+        trigger,
+        at,
+        complexity: pad.pad.complexity,
+        workUnitRef: segment?.workUnitRef ?? pad.pad.workUnitRoot,
+        ...content,
+      });
+      markPromoted(pad.pad, trigger, 0, this.options.settings.moduleDepth);
+    }
     this.counters.promotionTriggers += triggers.length;
+  }
+
+  /** The ended session's summary, for the project's recent-sessions statistics. */
+  private summarise(work: Work, session: WorkingSession, endedAt: number, succeeded: boolean) {
+    const summary = session.detector.summarise({ endedAt, succeeded: succeeded ? true : null });
+    work.projectOf(session.record).summaries.push(summary);
   }
 
   /** A session silent for `sessionIdleMs`: closed as if it had ended, without an end time. */
@@ -414,11 +497,9 @@ export class ObserverStage {
     if (session.ended) return;
     this.applySignals(work, session, session.detector.finish(), session.record.lastActivityAt);
     const scratchpad = this.padOf(work, session);
-    this.trigger(
-      work,
-      expireIdle(scratchpad.pad, this.streamTime, this.options.settings),
-      scratchpad,
-    );
+    const triggers = expireIdle(scratchpad.pad, this.streamTime, this.options.settings);
+    this.summarise(work, session, session.record.lastActivityAt, scratchpad.pad.everValidated);
+    this.trigger(work, session, triggers, scratchpad, this.streamTime);
     session.ended = true;
     session.changed = true;
     this.counters.sessionsExpired += 1;
@@ -433,6 +514,7 @@ export class ObserverStage {
     if (signals.length === 0) return;
     this.counters.signals += signals.length;
     for (const signal of signals) applySignal(session.record.facts, signal, session.changes);
+    work.projectOf(session.record).signals.push(...signals);
     const scratchpad = this.padOf(work, session);
     addSignals(scratchpad.pad, session.record.sessionId, signals, at);
     scratchpad.changed = true;
@@ -495,7 +577,12 @@ export class ObserverStage {
       topic: this.topics.changelog,
       messages: staged.map(({ key, partition, value }) => ({ key, partition, value })),
     };
-    return [changelog];
+    const projectWork: StageOutput<ProjectWork> = {
+      codec: this.projectWork,
+      events: [...work.projects.values()].filter((w) => !isEmptyProjectWork(w)),
+    };
+    this.stagedProjectWorks = projectWork.events.length;
+    return [changelog, projectWork];
   }
 
   private addGraphRows(graph: ObserverGraphBatch, session: WorkingSession): void {

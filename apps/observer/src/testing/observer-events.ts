@@ -96,6 +96,20 @@ export function sessionEnded(scope: Scope, sessionId: string, at: number): Typed
   };
 }
 
+export function validationPassed(
+  scope: Scope,
+  sessionId: string,
+  at: number,
+): Typed<'ValidationPassed'> {
+  return {
+    type: 'ValidationPassed',
+    ...envelope(scope, sessionId, `${sessionId}:validated:${at}`, at),
+    workUnitRef: null,
+    summary: 'tests pass',
+    issues: [],
+  };
+}
+
 export function rememberRequested(
   scope: Scope,
   sessionId: string,

@@ -1,0 +1,206 @@
+import type { LifecycleEvent, Memory, Typed } from '@engram/contracts';
+import { observerSettings } from '@engram/core';
+import {
+  contractAvroOptions,
+  contractCodec,
+  type AnyStageOutput,
+  type Delivered,
+  type RawStageOutput,
+  type StageOutput,
+} from '@engram/kafka';
+import { Type, type Schema } from 'avsc';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_OBSERVER_TOPICS, ObserverStage } from './observer.stage';
+import { ProjectPromotionStage } from './project-promotion.stage';
+import type { ProjectWork } from './project-work';
+import {
+  ACME,
+  bash,
+  edit,
+  read,
+  rememberRequested,
+  sessionCalls,
+  sessionEnded,
+  T0,
+  validationPassed,
+  type CallSpec,
+} from './testing/observer-events';
+
+const HOUR = 3_600_000;
+const TOKEN = 'src/auth/token.ts';
+const SESSION = 'src/auth/session.ts';
+const SPEC = 'src/auth/token.spec.ts';
+
+/** The same fix each time: read the token and session modules together, fail, fix, pass. */
+const WORK: CallSpec[] = [
+  read(TOKEN),
+  read(SESSION),
+  edit(SESSION),
+  bash('npm test -- auth', 'FAIL src/auth/token.spec.ts:41 expected 200, got 401'),
+  read(SPEC),
+  edit(TOKEN),
+  bash('npm test -- auth'),
+];
+
+/** The memories of an output, each checked against the topic's Avro schema as Kafka would. */
+function validMemories(output: StageOutput<Typed<'Memory'>>): Memory[] {
+  const type = Type.forSchema(output.codec.schema as Schema, contractAvroOptions());
+  for (const memory of output.events) {
+    const errors: string[] = [];
+    type.isValid(output.codec.toAvro(memory), {
+      errorHook: (path) => errors.push(path.join('.')),
+    });
+    expect(errors, `invalid Avro fields of ${memory.memoryId}`).toEqual([]);
+  }
+  return output.events;
+}
+
+/** Both stages in process, each with a changelog map that a commit writes, as Kafka would. */
+function pipeline() {
+  const settings = observerSettings();
+  const sessionLog = new Map<string, Buffer>();
+  const projectLog = new Map<string, Buffer>();
+  const observer = new ObserverStage(DEFAULT_OBSERVER_TOPICS, {
+    settings,
+    restore: () => Promise.resolve(new Map(sessionLog)),
+    writer: { write: () => Promise.resolve() },
+    positions: {
+      endOffset: () => Promise.resolve(0),
+      committedOffsets: (partitions) => Promise.resolve(new Map(partitions.map((p) => [p, 0]))),
+    },
+    redact: (text) => text,
+  });
+  const promotion = new ProjectPromotionStage({
+    settings,
+    stateTopic: DEFAULT_OBSERVER_TOPICS.projectState,
+    memories: contractCodec('memory.memories.v1'),
+    restore: () => Promise.resolve(new Map(projectLog)),
+  });
+  const work: ProjectWork[] = [];
+  const memories: Memory[] = [];
+  let offset = 0;
+  const delivered = <E>(events: E[]): Delivered<E>[] =>
+    events.map((event) => ({
+      event,
+      topic: 'in',
+      partition: 0,
+      offset: String(offset++),
+      key: null,
+      headers: {},
+    }));
+  const commitTo = (log: Map<string, Buffer>, outputs: AnyStageOutput[]) => {
+    for (const output of outputs) {
+      if ('messages' in output) {
+        for (const m of output.messages) {
+          if (m.value === null) log.delete(String(m.key));
+          else log.set(String(m.key), m.value as Buffer);
+        }
+      } else if (output.codec.topic === DEFAULT_OBSERVER_TOPICS.projectWork) {
+        work.push(...(output.events as ProjectWork[]));
+      } else {
+        memories.push(...validMemories(output as StageOutput<Typed<'Memory'>>));
+      }
+    }
+  };
+  return {
+    promotion,
+    projectLog,
+    work,
+    memories,
+    delivered,
+    async calls(events: Typed<'ToolCallObserved'>[]) {
+      commitTo(sessionLog, await observer.toolCallStage.transform(delivered(events)));
+      observer.committed();
+    },
+    async lifecycle(events: LifecycleEvent[]) {
+      commitTo(sessionLog, await observer.lifecycleStage.transform(delivered(events)));
+      observer.committed();
+    },
+    /** Runs the project stage on the work handed over so far. */
+    async promote() {
+      const pending = work.splice(0);
+      if (pending.length === 0) return;
+      commitTo(projectLog, await promotion.transform(delivered(pending)));
+      promotion.onCommitted();
+    },
+  };
+}
+
+async function validatedSession(p: ReturnType<typeof pipeline>, index: number, note?: string) {
+  const sessionId = `s${index}`;
+  const at = T0 + index * HOUR;
+  await p.calls(sessionCalls(ACME, sessionId, WORK, at));
+  const lifecycle: LifecycleEvent[] = [];
+  if (note) lifecycle.push(rememberRequested(ACME, sessionId, at + 30_000, note));
+  lifecycle.push(validationPassed(ACME, sessionId, at + 40_000));
+  lifecycle.push(sessionEnded(ACME, sessionId, at + 60_000));
+  await p.lifecycle(lifecycle);
+  await p.promote();
+}
+
+describe('ProjectPromotionStage', () => {
+  it("should promote an agent's explicit note once its work validates, with provenance", async () => {
+    const p = pipeline();
+    await validatedSession(p, 0, 'Always run `npm run migrate` before the auth tests');
+    const note = p.memories.find((m) => m.source === 'agent_explicit');
+    expect(note).toMatchObject({
+      tenantId: 'acme',
+      projectId: 'acme/api',
+      sessionId: 's0',
+      agentId: 'engram-observer',
+      timestamp: T0 + 40_000,
+      confidence: 0.9,
+    });
+    expect(note!.content).toContain('npm run migrate');
+    expect(note!.sourceEventIds).toContain('s0:remember:' + String(T0 + 30_000));
+  });
+
+  it('should learn cross-session patterns only once the project has seen them often enough', async () => {
+    const p = pipeline();
+    const typesAfter: string[][] = [];
+    for (let i = 0; i < 5; i++) {
+      const before = p.memories.length;
+      await validatedSession(p, i);
+      typesAfter.push(p.memories.slice(before).map((m) => m.memoryType));
+    }
+    // One or two sessions prove nothing (frequency thresholds); the third makes the patterns.
+    expect(typesAfter.slice(0, 2)).toEqual([[], []]);
+    expect(new Set(typesAfter[2])).toEqual(
+      new Set(['error_pattern', 'causal_dependency', 'prefetch_pattern', 'workflow_recipe']),
+    );
+    const prefetch = p.memories.find((m) => m.memoryType === 'prefetch_pattern')!;
+    expect(prefetch.relatedFiles).toEqual(expect.arrayContaining([TOKEN, SESSION]));
+    // Later sessions confirm the same memories: the same ids, upserted, never duplicates.
+    const idsOf = (from: number, to: number) =>
+      new Set(p.memories.slice(from, to).map((m) => m.memoryId));
+    const perSession = typesAfter.map((t) => t.length);
+    const third = idsOf(0, perSession[2]);
+    expect(idsOf(perSession[2], perSession[2] + perSession[3])).toEqual(third);
+    for (const memory of p.memories) {
+      expect(memory.provenanceSessionIds.length).toBeGreaterThan(0);
+      expect(memory.sourceEventIds.length).toBeGreaterThan(0);
+    }
+    console.log(`memories per session: ${JSON.stringify(typesAfter)}`);
+  });
+
+  it('should give the same memories and state when a batch is redelivered after an abort', async () => {
+    const p = pipeline();
+    await validatedSession(p, 0);
+    await validatedSession(p, 1);
+    await p.calls(sessionCalls(ACME, 's2', WORK, T0 + 2 * HOUR));
+    await p.lifecycle([
+      validationPassed(ACME, 's2', T0 + 2 * HOUR + 40_000),
+      sessionEnded(ACME, 's2', T0 + 2 * HOUR + 60_000),
+    ]);
+    const pending = p.work.splice(0);
+    const batch = p.delivered(pending);
+    const first = await p.promotion.transform(batch);
+    p.promotion.onAborted();
+    const again = await p.promotion.transform(batch);
+    p.promotion.onCommitted();
+    const memoriesOf = (outputs: AnyStageOutput[]) =>
+      outputs.flatMap((o) => ('codec' in o ? (o.events as Memory[]) : []));
+    expect(memoriesOf(again)).toEqual(memoriesOf(first));
+    expect((again[1] as RawStageOutput).messages).toEqual((first[1] as RawStageOutput).messages);
+  });
+});
