@@ -307,7 +307,8 @@ describe('observer service on real Kafka, Schema Registry and Neo4j', () => {
   });
 
   it('should answer `engram neighbors` (distributed) from the graph, the tenant found by project', async () => {
-    const report = await neighborsReport(driver, {
+    const graph = new Neo4jObserverGraphWriter(driver, SETTINGS);
+    const report = await neighborsReport(graph, {
       project: scope.projectId,
       file: `./${TOKEN}`,
       k: 2,
@@ -318,7 +319,7 @@ describe('observer service on real Kafka, Schema Registry and Neo4j', () => {
       expected.map((n) => [n.file, n.rawCount, n.direction]),
     );
     expect(formatNeighbors(report)).toContain(`1. ${SESSION}  weight 0.80`);
-    const unknown = await neighborsReport(driver, {
+    const unknown = await neighborsReport(graph, {
       project: uniqueName('nope'),
       file: TOKEN,
       k: 5,

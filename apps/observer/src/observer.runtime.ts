@@ -78,7 +78,7 @@ export interface ObserverRuntime {
 export const DEFAULT_OBSERVER_GROUP = 'engram-observer';
 
 /** A contract codec moved onto another topic name (tests and benchmarks use their own topics). */
-function onTopic<E>(codec: TopicCodec<E>, topic: string): TopicCodec<E> {
+export function onTopic<E>(codec: TopicCodec<E>, topic: string): TopicCodec<E> {
   return { ...codec, topic, subject: valueSubject(topic) };
 }
 

@@ -3,3 +3,4 @@ export * from './json-event-codec';
 export * from './sqlite-event-log';
 export * from './sqlite-event-log.adapter';
 export * from './sqlite-schema';
+export * from './sqlite-observer-graph';

@@ -18,10 +18,13 @@ import {
 import {
   isEmptyGraphBatch,
   type CoAccessDirectionRule,
+  type GraphCoAccessNeighbour,
   type GraphFileRef,
+  type GraphScope,
   type ObserverGraphBatch,
-  type ObserverGraphWriter,
+  type ObserverGraphStore,
 } from './observer-graph.types';
+import { tenantsOfProject, topCoAccessNeighbours } from './co-access-neighbours';
 
 /**
  * A driver for a stream sink: it fails fast instead of retrying for the driver's default 30 s, so
@@ -82,7 +85,7 @@ export interface GraphWriterOptions {
  * statement per kind of row (see observer-graph.cypher.ts for why replays change nothing). Rows
  * are sorted so concurrent writers take their locks in the same order.
  */
-export class Neo4jObserverGraphWriter implements ObserverGraphWriter {
+export class Neo4jObserverGraphWriter implements ObserverGraphStore {
   readonly counters = { batches: 0, rows: 0, failures: 0 };
 
   constructor(
@@ -156,6 +159,16 @@ export class Neo4jObserverGraphWriter implements ObserverGraphWriter {
       [RECOMPUTE_ERROR_PATTERNS, { rows: patterns }],
     ];
     return all.filter(([, params]) => params.rows.length > 0);
+  }
+
+  topCoAccessNeighbours(
+    query: GraphScope & { path: string; k: number },
+  ): Promise<GraphCoAccessNeighbour[]> {
+    return topCoAccessNeighbours(this.driver, query);
+  }
+
+  tenantsOfProject(projectId: string): Promise<string[]> {
+    return tenantsOfProject(this.driver, projectId);
   }
 }
 

@@ -1,12 +1,12 @@
 import { loadConfig } from '@engram/config';
-import type { Episode } from '@engram/contracts';
-import { segmenterSettings } from '@engram/core';
-import { SqliteEventLog } from '@engram/embedded';
+import type { Episode, Memory } from '@engram/contracts';
+import type { GraphCoAccessNeighbour } from '@engram/core';
+import type { SqliteEventLog, SqliteObserverGraph } from '@engram/embedded';
 import type { Command } from 'commander';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startEmbeddedSegmenter } from '../../../segmenter/src/segmenter.embedded';
+import { startEmbeddedServices } from '../embedded-services';
 import { runReplay, serviceGroups } from './replay.command';
 import { embeddedTarget } from './replay-targets';
 
@@ -46,17 +46,13 @@ export function registerDemoCommand(program: Command): void {
 async function runDemo(dataDir: string, json: boolean): Promise<void> {
   const config = loadConfig();
   const started = process.hrtime.bigint();
-  const log = SqliteEventLog.open({ dataDir });
-  const segmenter = await startEmbeddedSegmenter({
-    log,
-    settings: segmenterSettings(),
-    groupId: config.segmenter.groupId,
-    partitions: config.segmenter.partitions,
-    sweepIntervalMs: 100,
-  });
+  const services = await startEmbeddedServices({ config, dataDir, sweepIntervalMs: 100 });
+  const { log } = services;
   const target = await embeddedTarget(config, dataDir);
   let episodes: Episode[];
   let published: number;
+  let together: [string, GraphCoAccessNeighbour][];
+  let memories: Memory[];
   try {
     const content = readFileSync(DEMO_SESSION, 'utf8');
     const summary = await runReplay({
@@ -64,15 +60,18 @@ async function runDemo(dataDir: string, json: boolean): Promise<void> {
       content,
       target,
       errors: process.stderr,
-      wait: { groups: serviceGroups(config), timeoutMs: 60_000 },
+      wait: { groups: serviceGroups(config, 'embedded'), timeoutMs: 60_000 },
     });
     published = summary.published;
     // SessionEnded closes the last episode on the timer, once the session's inputs are in.
     episodes = await episodesWhenEnded(log, 10_000);
+    together = await filesWorkedOnTogether(services.graph, episodes);
+    memories = [...log.replay('memory.memories.v1')].map(
+      (record) => JSON.parse(String(record.value)) as Memory,
+    );
   } finally {
     await target.close();
-    await segmenter.stop();
-    log.close();
+    await services.stop();
   }
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   if (json) {
@@ -85,10 +84,41 @@ async function runDemo(dataDir: string, json: boolean): Promise<void> {
       `Episodes found (${episodes.length}):`,
   );
   episodes.forEach((episode, i) => console.log(describeEpisode(episode, i + 1)));
-  console.log(
-    '\nMemories learned and recall with citations come with the observer, distiller and retrieval\n' +
-      'services (issues #4–#6); their cores are in libs/core, the services are not built yet.',
-  );
+  console.log("\nFiles worked on together (the observer's co-access graph, `engram neighbors`):");
+  for (const [file, n] of together) {
+    console.log(
+      `    ${file} ↔ ${n.file}  weight ${n.weight.toFixed(2)}, ${n.rawCount} time(s) within 3 steps`,
+    );
+  }
+  if (together.length === 0) console.log('    —');
+  console.log(`\nMemories promoted by the observer (${memories.length}):`);
+  for (const memory of memories) console.log(`    [${memory.memoryType}] ${memory.content}`);
+  if (memories.length === 0) {
+    console.log(
+      '    none yet: behavioural patterns need the same work in 3 or more sessions, and this\n' +
+        '    recording is one session. Distilled facts and recall come with issues #5 and #6.',
+    );
+  }
+}
+
+/** Each pair of hot files the graph links, once, strongest first. */
+async function filesWorkedOnTogether(
+  graph: SqliteObserverGraph,
+  episodes: Episode[],
+): Promise<[string, GraphCoAccessNeighbour][]> {
+  if (episodes.length === 0) return [];
+  const { tenantId, projectId } = episodes[0];
+  const files = [...new Set(episodes.flatMap((e) => e.hotFiles.map((f) => f.path)))];
+  const pairs = new Map<string, [string, GraphCoAccessNeighbour]>();
+  for (const file of files) {
+    for (const n of await graph.topCoAccessNeighbours({ tenantId, projectId, path: file, k: 3 })) {
+      const key = [file, n.file].sort().join('|');
+      if (!pairs.has(key)) pairs.set(key, [file, n]);
+    }
+  }
+  return [...pairs.values()]
+    .sort((a, b) => b[1].weight - a[1].weight || b[1].rawCount - a[1].rawCount)
+    .slice(0, 5);
 }
 
 async function episodesWhenEnded(log: SqliteEventLog, timeoutMs: number): Promise<Episode[]> {

@@ -1,13 +1,18 @@
 import { loadConfig } from '@engram/config';
-import { errorMessage, normaliseProjectPath, ProjectPathError } from '@engram/core';
 import {
-  createNeo4jDriver,
-  tenantsOfProject,
-  topCoAccessNeighbours,
+  errorMessage,
+  normaliseProjectPath,
+  observerSettings,
+  ProjectPathError,
+  type CoAccessReader,
   type GraphCoAccessNeighbour,
-} from '@engram/neo4j';
+} from '@engram/core';
+import { SqliteObserverGraph } from '@engram/embedded';
+import { createNeo4jDriver, Neo4jObserverGraphWriter } from '@engram/neo4j';
 import { InvalidArgumentError, type Command } from 'commander';
-import type { Driver } from 'neo4j-driver';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { DEFAULT_DATA_DIR } from './replay.command';
 
 export interface NeighborsQuery {
   project: string;
@@ -34,7 +39,7 @@ export interface NeighborsReport {
  * session that opens the file will touch next, with weight, raw count and direction.
  */
 export async function neighborsReport(
-  driver: Driver,
+  graph: CoAccessReader,
   query: NeighborsQuery,
 ): Promise<NeighborsReport> {
   let file: string;
@@ -47,11 +52,11 @@ export async function neighborsReport(
       { cause: error },
     );
   }
-  const tenant = query.tenant ?? (await onlyTenant(driver, query.project));
+  const tenant = query.tenant ?? (await onlyTenant(graph, query.project));
   const neighbors =
     tenant === null
       ? []
-      : await topCoAccessNeighbours(driver, {
+      : await graph.topCoAccessNeighbours({
           tenantId: tenant,
           projectId: query.project,
           path: file,
@@ -60,8 +65,8 @@ export async function neighborsReport(
   return { project: query.project, tenant, file, k: query.k, neighbors };
 }
 
-async function onlyTenant(driver: Driver, project: string): Promise<string | null> {
-  const tenants = await tenantsOfProject(driver, project);
+async function onlyTenant(graph: CoAccessReader, project: string): Promise<string | null> {
+  const tenants = await graph.tenantsOfProject(project);
   if (tenants.length > 1) {
     throw new Error(
       `project ${project} exists for several tenants (${tenants.join(', ')}): pass --tenant`,
@@ -94,33 +99,54 @@ function positiveInteger(value: string): number {
   return parsed;
 }
 
+type NeighborsOptions = NeighborsQuery & { json?: boolean; dataDir: string; distributed?: boolean };
+
 export function registerNeighborsCommand(program: Command): void {
   program
     .command('neighbors')
-    .description("a file's top co-access neighbours from the graph (distributed mode: Neo4j)")
+    .description("a file's top co-access neighbours from the observer's graph")
     .requiredOption('--project <id>', 'the project (repository) id')
     .requiredOption('--file <path>', 'the file, relative to the project root')
     .option('--k <n>', 'how many neighbours', positiveInteger, 5)
     .option('--tenant <id>', 'the tenant (default: the only tenant with this project)')
     .option('--root <dir>', 'the project root, to accept an absolute --file')
+    .option('--data-dir <dir>', 'embedded mode: the data directory', DEFAULT_DATA_DIR)
+    .option('--distributed', 'read the graph from the configured Neo4j')
     .option('--json', 'print one JSON object')
-    .action(async (options: NeighborsQuery & { json?: boolean }) => {
-      const config = loadConfig();
-      const driver = createNeo4jDriver(config.neo4j);
-      try {
-        const report = await neighborsReport(driver, options).catch((error: unknown) => {
-          const code = (error as { code?: string }).code;
-          if (code === 'ServiceUnavailable') {
-            throw new Error(
-              `cannot reach Neo4j at ${config.neo4j.url} (ENGRAM_NEO4J_URL): ${errorMessage(error)}`,
-              { cause: error },
-            );
-          }
-          throw error;
-        });
-        console.log(options.json ? JSON.stringify(report) : formatNeighbors(report));
-      } finally {
-        await driver.close();
-      }
+    .action(async (options: NeighborsOptions) => {
+      const report = options.distributed ? await fromNeo4j(options) : await fromEmbedded(options);
+      console.log(options.json ? JSON.stringify(report) : formatNeighbors(report));
     });
+}
+
+async function fromEmbedded(options: NeighborsOptions): Promise<NeighborsReport> {
+  if (!existsSync(join(options.dataDir, 'graph.db'))) {
+    throw new Error(
+      `no graph in ${options.dataDir} (--data-dir): run \`engram start\` and replay events first`,
+    );
+  }
+  const graph = SqliteObserverGraph.open({ dataDir: options.dataDir, rule: observerSettings() });
+  try {
+    return await neighborsReport(graph, options);
+  } finally {
+    graph.close();
+  }
+}
+
+async function fromNeo4j(options: NeighborsOptions): Promise<NeighborsReport> {
+  const config = loadConfig();
+  const driver = createNeo4jDriver(config.neo4j);
+  try {
+    return await neighborsReport(new Neo4jObserverGraphWriter(driver, observerSettings()), options);
+  } catch (error) {
+    if ((error as { code?: string }).code === 'ServiceUnavailable') {
+      throw new Error(
+        `cannot reach Neo4j at ${config.neo4j.url} (ENGRAM_NEO4J_URL): ${errorMessage(error)}`,
+        { cause: error },
+      );
+    }
+    throw error;
+  } finally {
+    await driver.close();
+  }
 }

@@ -1,13 +1,11 @@
 import { parseConfig } from '@engram/config';
-import { segmenterSettings } from '@engram/core';
-import { SqliteEventLog } from '@engram/embedded';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { recordedStream } from '../../../../test/integration/support/recorded-sessions';
-import { startEmbeddedSegmenter } from '../../../segmenter/src/segmenter.embedded';
+import { startEmbeddedServices } from '../embedded-services';
 import { runReplay, serviceGroups } from './replay.command';
 import { embeddedTarget } from './replay-targets';
 
@@ -15,18 +13,12 @@ describe('engram replay (embedded)', () => {
   const dirs: string[] = [];
   afterEach(() => dirs.splice(0).forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
-  it('should publish every valid line, dead-letter the bad ones and wait until the segmenter is done', async () => {
+  it('should publish every valid line, dead-letter the bad ones and wait until the services are done', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'engram-replay-'));
     dirs.push(dir);
     const config = parseConfig({});
-    const log = SqliteEventLog.open({ dataDir: dir });
-    const segmenter = await startEmbeddedSegmenter({
-      log,
-      settings: segmenterSettings(),
-      groupId: config.segmenter.groupId,
-      partitions: config.segmenter.partitions,
-      sweepIntervalMs: 100,
-    });
+    const services = await startEmbeddedServices({ config, dataDir: dir, sweepIntervalMs: 100 });
+    const { log } = services;
     const stream = recordedStream(3);
     const lines = [
       ...stream.prompts.map((e) => JSON.stringify(e)),
@@ -45,7 +37,7 @@ describe('engram replay (embedded)', () => {
         content: lines.join('\n'),
         target,
         errors,
-        wait: { groups: serviceGroups(config), timeoutMs: 30_000 },
+        wait: { groups: serviceGroups(config, 'embedded'), timeoutMs: 30_000 },
       });
       const events = stream.prompts.length + stream.toolCalls.length + stream.lifecycle.length;
       expect(summary).toEqual({ published: events, rejected: 2, caughtUp: true });
@@ -56,14 +48,17 @@ describe('engram replay (embedded)', () => {
 
       const boundaries = [...log.replay('memory.episode-boundaries.v1')];
       expect(boundaries.length).toBeGreaterThan(0);
+      // Waited for the observer too, down to its project stage: its graph has the sessions.
+      const { observer } = services;
+      expect(observer.stage.counters.toolCalls).toBe(stream.toolCalls.length);
+      expect(observer.promotion.counters.committedWorks).toBe(observer.stage.counters.projectWorks);
       const promptDlq = [...log.replay('agent.prompts.v1.dlq')];
       expect(promptDlq).toHaveLength(1);
       expect(promptDlq[0].headers['engram.error.class']).toBe('ReplayLineError');
       expect([...log.replay('engram.replay.dlq')]).toHaveLength(1);
     } finally {
       await target.close();
-      await segmenter.stop();
-      log.close();
+      await services.stop();
     }
   });
 });

@@ -4,6 +4,9 @@ import type { Command } from 'commander';
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { DEFAULT_OBSERVER_GROUP } from '../../../observer/src/observer.runtime';
+import { DEFAULT_OBSERVER_TOPICS } from '../../../observer/src/observer.stage';
+import { DEFAULT_INDEXER_GROUP_ID } from '../../../retrieval/src/retrieval.runtime';
 import {
   distributedTarget,
   embeddedTarget,
@@ -24,8 +27,14 @@ export interface ReplayRun {
   content: string;
   target: ReplayTarget;
   errors: NodeJS.WritableStream;
-  /** Wait until these groups' committed offsets reach the end of the topics written. */
-  wait?: { groups: string[]; timeoutMs: number };
+  /** Wait until these groups' committed offsets reach the end of the topics they consume. */
+  wait?: { groups: WaitGroup[]; timeoutMs: number };
+}
+
+/** A consumer group `--wait` waits for, with the topics (prefixed names) it consumes. */
+export interface WaitGroup {
+  groupId: string;
+  topics: string[];
 }
 
 /**
@@ -53,37 +62,69 @@ export async function runReplay(run: ReplayRun): Promise<ReplaySummary> {
   for (const { topic, events: batch } of runs) {
     await target.port.publish(prefixedCodec(config, topic), batch);
   }
-  const written = [...new Set(runs.map((r) => config.topicPrefix + r.topic))];
-  const caughtUp = run.wait ? await waitForGroups(target, written, run.wait) : null;
+  const caughtUp = run.wait ? await waitForGroups(target, run.wait) : null;
   return { published: events.length, rejected: errors.length, caughtUp };
 }
 
-/** True once every group has committed past the end offsets the topics have now. */
+/**
+ * True once every group has committed up to the end of every topic it consumes, in two passes in
+ * a row. End offsets are read afresh each pass, so work flows down the chain — the segmenter's
+ * episodes, the observer's own repartition topic — before the wait ends: a stage commits its
+ * outputs and its input offsets in one transaction, so a caught-up input means its outputs exist.
+ */
 async function waitForGroups(
   target: ReplayTarget,
-  topics: string[],
-  wait: { groups: string[]; timeoutMs: number },
+  wait: { groups: WaitGroup[]; timeoutMs: number },
 ): Promise<boolean> {
-  const ends = new Map<string, number[]>();
-  for (const topic of topics) ends.set(topic, await target.port.endOffsets(topic));
   const deadline = Date.now() + wait.timeoutMs;
-  for (;;) {
-    let done = true;
-    for (const group of wait.groups) {
-      for (const [topic, topicEnds] of ends) {
-        const committed = await target.committedOffsets(group, topic);
-        if (topicEnds.some((end, p) => (committed.get(p) ?? 0) < end)) done = false;
-      }
+  let cleanPasses = 0;
+  while (cleanPasses < 2) {
+    cleanPasses = (await allCaughtUp(target, wait.groups)) ? cleanPasses + 1 : 0;
+    if (cleanPasses < 2) {
+      if (Date.now() > deadline) return false;
+      await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    if (done) return true;
-    if (Date.now() > deadline) return false;
-    await new Promise((resolve) => setTimeout(resolve, 100));
   }
+  return true;
 }
 
-/** The consumer groups `--wait` waits for: the services that run today. */
-export function serviceGroups(config: EngramConfig): string[] {
-  return [config.topicPrefix + config.segmenter.groupId];
+async function allCaughtUp(target: ReplayTarget, groups: WaitGroup[]): Promise<boolean> {
+  for (const { groupId, topics } of groups) {
+    for (const topic of topics) {
+      const ends = await target.port.endOffsets(topic);
+      const committed = await target.committedOffsets(groupId, topic);
+      if (ends.some((end, p) => (committed.get(p) ?? 0) < end)) return false;
+    }
+  }
+  return true;
+}
+
+/**
+ * The consumer groups `--wait` waits for: the services `engram start` runs in that mode. On
+ * Kafka only the agent topics are waited for: topics written in transactions end with a commit
+ * marker no consumer offset passes, so "committed = end" never holds for them.
+ */
+export function serviceGroups(config: EngramConfig, mode: 'embedded' | 'distributed'): WaitGroup[] {
+  const prefixed = (...topics: string[]) => topics.map((topic) => config.topicPrefix + topic);
+  const agentInputs = prefixed('agent.prompts.v1', 'agent.tool-calls.v1', 'agent.lifecycle.v1');
+  const observed = prefixed('agent.tool-calls.v1', 'agent.lifecycle.v1');
+  const groups: WaitGroup[] = [
+    { groupId: config.topicPrefix + config.segmenter.groupId, topics: agentInputs },
+    {
+      groupId: config.topicPrefix + DEFAULT_OBSERVER_GROUP,
+      topics:
+        mode === 'embedded'
+          ? [...observed, ...prefixed(DEFAULT_OBSERVER_TOPICS.projectWork)]
+          : observed,
+    },
+  ];
+  if (mode === 'distributed') {
+    groups.push({
+      groupId: config.topicPrefix + DEFAULT_INDEXER_GROUP_ID,
+      topics: prefixed('agent.prompts.v1'),
+    });
+  }
+  return groups;
 }
 
 export const DEFAULT_DATA_DIR = join(homedir(), '.engram');
@@ -117,7 +158,10 @@ export function registerReplayCommand(program: Command): void {
             target,
             errors: process.stderr,
             ...(options.wait && {
-              wait: { groups: serviceGroups(config), timeoutMs: (options.timeout ?? 300) * 1000 },
+              wait: {
+                groups: serviceGroups(config, options.distributed ? 'distributed' : 'embedded'),
+                timeoutMs: (options.timeout ?? 300) * 1000,
+              },
             }),
           });
           console.log(

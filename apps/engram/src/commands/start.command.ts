@@ -1,13 +1,10 @@
 import { loadConfig, type EngramConfig } from '@engram/config';
-import { segmenterSettings } from '@engram/core';
-import { SqliteEventLog } from '@engram/embedded';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { Command } from 'commander';
 import { mkdirSync } from 'node:fs';
-import { prefixedTopics } from '../../../segmenter/src/segmenter.module';
-import { startEmbeddedSegmenter } from '../../../segmenter/src/segmenter.embedded';
 import { DistributedEngramModule } from '../distributed.module';
+import { startEmbeddedServices } from '../embedded-services';
 import { checkServers } from './infra-health';
 import { DEFAULT_DATA_DIR } from './replay.command';
 
@@ -15,8 +12,8 @@ import { DEFAULT_DATA_DIR } from './replay.command';
  * `engram start`: Engram's services in this process until SIGINT/SIGTERM (graceful: the batch in
  * flight commits or aborts, nothing acknowledged is lost). Embedded by default — the SQLite log in
  * `--data-dir`, no servers; `--distributed` runs them against Kafka, the Schema Registry,
- * Elasticsearch and Neo4j. Embedded mode runs the segmenter today; distributed mode runs the
- * segmenter, the observer and the retrieval indexer.
+ * Elasticsearch and Neo4j. Embedded mode runs the segmenter and the observer today; distributed
+ * mode runs the segmenter, the observer and the retrieval indexer.
  */
 export function registerStartCommand(program: Command): void {
   program
@@ -37,28 +34,14 @@ export function registerStartCommand(program: Command): void {
 
 async function startEmbedded(config: EngramConfig, dataDir: string): Promise<void> {
   mkdirSync(dataDir, { recursive: true });
-  const log = SqliteEventLog.open({ dataDir });
-  const segmenter = await startEmbeddedSegmenter({
-    log,
-    settings: segmenterSettings({
-      inactivityTimeoutMinutes: config.segmenter.inactivityMinutes,
-      inactivityTimeoutByChannel: config.segmenter.inactivityByChannel,
-      inactivityTimeoutByTenant: config.segmenter.inactivityByTenant,
-    }),
-    topics: prefixedTopics(config.topicPrefix),
-    groupId: config.topicPrefix + config.segmenter.groupId,
-    partitions: config.segmenter.partitions,
-    sweepIntervalMs: config.segmenter.sweepIntervalMs,
-    retry: config.retry,
-  });
-  const logger = new Logger('engram');
-  logger.log(
-    `running embedded (${dataDir}/events.db): segmenter. Feed it with \`engram replay --file …\`; ` +
-      'Ctrl-C stops it. The observer, distiller and retrieval are not built yet (issues #4–#6).',
+  const services = await startEmbeddedServices({ config, dataDir });
+  new Logger('engram').log(
+    `running embedded (${dataDir}): ${services.running.join(', ')}. Feed it with ` +
+      '`engram replay --file …`; Ctrl-C stops it. The distiller and retrieval do not run ' +
+      'embedded yet (issues #5, #6).',
   );
   const stop = async () => {
-    await segmenter.stop();
-    log.close();
+    await services.stop();
     process.exit(0);
   };
   process.once('SIGINT', () => void stop());

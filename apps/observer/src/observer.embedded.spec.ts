@@ -1,0 +1,124 @@
+// The observer's two stages, unchanged, on the embedded SQLite log and graph (SPEC §2).
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { LifecycleEvent, Memory } from '@engram/contracts';
+import { observerSettings, topNeighbours } from '@engram/core';
+import { SqliteEventLog, SqliteEventLogAdapter, SqliteObserverGraph } from '@engram/embedded';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { observerCodecs } from './observer.runtime';
+import { startEmbeddedObserver, type EmbeddedObserver } from './observer.embedded';
+import { DEFAULT_OBSERVER_TOPICS } from './observer.stage';
+import {
+  ACME,
+  bash,
+  coreStats,
+  edit,
+  read,
+  sessionCalls,
+  sessionEnded,
+  T0,
+  validationPassed,
+  type CallSpec,
+} from './testing/observer-events';
+
+const HOUR = 3_600_000;
+const TOKEN = 'src/auth/token.ts';
+const SESSION = 'src/auth/session.ts';
+const WORK: CallSpec[] = [
+  read(TOKEN),
+  read(SESSION),
+  edit(SESSION),
+  bash('npm test -- auth', 'FAIL src/auth/token.spec.ts:41 expected 200, got 401'),
+  edit(TOKEN),
+  bash('npm test -- auth'),
+];
+const SESSIONS = 4;
+
+function recording() {
+  const calls = Array.from({ length: SESSIONS }, (_, i) =>
+    sessionCalls(ACME, `s${i}`, WORK, T0 + i * HOUR),
+  );
+  const lifecycle: LifecycleEvent[] = calls.flatMap((_, i) => [
+    validationPassed(ACME, `s${i}`, T0 + i * HOUR + 40_000),
+    sessionEnded(ACME, `s${i}`, T0 + i * HOUR + 60_000),
+  ]);
+  return { calls, lifecycle, events: calls.flat().length + lifecycle.length };
+}
+
+async function until(check: () => boolean, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** Everything consumed, every lifecycle event applied, every project-work record committed. */
+const settled = (observer: EmbeddedObserver, events: number) =>
+  until(
+    () =>
+      observer.stage.counters.toolCalls + observer.stage.counters.lifecycleEvents >= events &&
+      observer.stage.pendingLifecycle === 0 &&
+      observer.promotion.counters.committedWorks === observer.stage.counters.projectWorks,
+  );
+
+describe('observer on the embedded log and graph', () => {
+  let dir: string;
+  let log: SqliteEventLog;
+  let graph: SqliteObserverGraph;
+  const settings = observerSettings();
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'engram-observer-'));
+    log = SqliteEventLog.open({ dataDir: dir });
+    graph = SqliteObserverGraph.open({ dataDir: dir, rule: settings });
+  });
+
+  afterEach(() => {
+    graph.close();
+    log.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const start = () =>
+    startEmbeddedObserver({ log, graph, sweepIntervalMs: 20, retry: { initialMs: 5, maxMs: 50 } });
+
+  const memories = (): Memory[] =>
+    [...log.latestByKey(DEFAULT_OBSERVER_TOPICS.memories, [0, 1, 2]).values()].map(
+      (value) => JSON.parse(value.toString('utf8')) as Memory,
+    );
+
+  it('should build the graph the core computes and promote memories, once', async () => {
+    const { calls, lifecycle, events } = recording();
+    const observer = await start();
+    const codecs = observerCodecs(DEFAULT_OBSERVER_TOPICS);
+    const port = new SqliteEventLogAdapter(log);
+    await port.publish(codecs.toolCalls, calls.flat());
+    await port.publish(codecs.lifecycle, lifecycle);
+    await settled(observer, events);
+    await observer.stop();
+
+    const neighbours = await graph.topCoAccessNeighbours({ ...ACME, path: TOKEN, k: 5 });
+    const expected = topNeighbours(coreStats(calls).coAccess, TOKEN, 5, settings);
+    expect(neighbours.map(({ lastObservedAt: _at, ...n }) => n)).toEqual(
+      expected.map((n) => ({ ...n, weight: expect.closeTo(n.weight, 12) as number })),
+    );
+    const promoted = memories();
+    expect(promoted.map((m) => m.memoryType)).toEqual(
+      expect.arrayContaining(['prefetch_pattern', 'error_pattern', 'workflow_recipe']),
+    );
+    expect(promoted.every((m) => m.tenantId === 'acme' && !m.tags.includes('unvalidated'))).toBe(
+      true,
+    );
+
+    // A restart reprocesses nothing: the offsets, state and outputs committed together.
+    const endsBefore = log.endOffsets(DEFAULT_OBSERVER_TOPICS.memories);
+    const again = await start();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    await again.stop();
+    expect(again.stage.counters.toolCalls).toBe(0);
+    expect(log.endOffsets(DEFAULT_OBSERVER_TOPICS.memories)).toEqual(endsBefore);
+    expect(await graph.topCoAccessNeighbours({ ...ACME, path: TOKEN, k: 5 })).toEqual(neighbours);
+  });
+});

@@ -1,0 +1,133 @@
+/**
+ * What the observer writes to the graph after each batch (SPEC §5): per-session facts with their
+ * absolute values so far, never increments. A fact is keyed by its session, so writing it again
+ * — a retried batch, a redelivery, a replay from offset 0 — leaves the graph as it was.
+ * The port of the observer's graph: Neo4j in distributed mode (libs/neo4j), SQLite embedded
+ * (libs/embedded); one contract suite (ports/testing/observer-graph.contract.ts) runs on both.
+ */
+export interface GraphScope {
+  tenantId: string;
+  projectId: string;
+}
+
+/** `(:Session {id})-[:IN_PROJECT]->(:Project {tenantId, projectId})`. */
+export interface GraphSessionRow extends GraphScope {
+  sessionId: string;
+  agentId: string;
+  startedAt: number | null;
+  lastActivityAt: number;
+  endedAt: number | null;
+  /** Distinct tool calls seen so far. */
+  toolCalls: number;
+}
+
+/** `(:Session)-[:TOUCHED]->(:File {tenantId, projectId, path})`: the session's use of a file. */
+export interface GraphTouchRow extends GraphScope {
+  sessionId: string;
+  path: string;
+  module: string;
+  reads: number;
+  edits: number;
+  /** Steps at which the file was read or edited (or searched, run on…): file_access signals. */
+  accesses: number;
+  firstAt: number;
+  lastAt: number;
+}
+
+/**
+ * `(:File {path: fileA})-[:SESSION_CO_ACCESS {sessionId}]->(:File {path: fileB})`, fileA < fileB:
+ * one session's co-access of a pair (the core's CoAccessPairStat, for one session). The
+ * project-wide `CO_ACCESSED` edge is recomputed from these.
+ */
+export interface GraphSessionPairRow extends GraphScope {
+  sessionId: string;
+  fileA: string;
+  fileB: string;
+  rawCount: number;
+  timeDeltaSumMs: number;
+  timedCount: number;
+  aThenB: number;
+  bThenA: number;
+  sameStep: number;
+  lastObservedAt: number;
+}
+
+/** `(:Session)-[:HIT]->(:ErrorPattern {tenantId, projectId, hash})`. */
+export interface GraphErrorRow extends GraphScope {
+  sessionId: string;
+  hash: string;
+  toolName: string;
+  normalisedError: string;
+  /** The session's latest raw message (redacted), truncated. */
+  sampleMessage: string;
+  occurrences: number;
+  /** error_retry signals: each a run of failures that ended (resolved or not). */
+  episodes: number;
+  resolvedEpisodes: number;
+  lastResolution: string | null;
+  lastSeenAt: number;
+}
+
+export interface GraphFileRef extends GraphScope {
+  path: string;
+}
+
+export interface ObserverGraphBatch {
+  sessions: GraphSessionRow[];
+  touches: GraphTouchRow[];
+  sessionPairs: GraphSessionPairRow[];
+  errors: GraphErrorRow[];
+  /**
+   * Files a session touched for the first time in this batch: sessions touching them grew, so
+   * the weight of every CO_ACCESSED edge they have changes (sessions with either grew).
+   */
+  newlyTouchedFiles: GraphFileRef[];
+}
+
+export function emptyGraphBatch(): ObserverGraphBatch {
+  return { sessions: [], touches: [], sessionPairs: [], errors: [], newlyTouchedFiles: [] };
+}
+
+export function isEmptyGraphBatch(batch: ObserverGraphBatch): boolean {
+  return (
+    batch.sessions.length === 0 &&
+    batch.touches.length === 0 &&
+    batch.sessionPairs.length === 0 &&
+    batch.errors.length === 0 &&
+    batch.newlyTouchedFiles.length === 0
+  );
+}
+
+/** The graph writes of a batch; throws DownstreamUnavailableError while the store is down. */
+export interface ObserverGraphWriter {
+  write(batch: ObserverGraphBatch): Promise<void>;
+}
+
+/** When a pair counts as directional (the core's DirectionRule, SPEC §5 chosen numbers). */
+export interface CoAccessDirectionRule {
+  directionalShare: number;
+  directionalMinSamples: number;
+}
+
+/** One neighbour of a file, as `engram neighbors` prints it. */
+export interface GraphCoAccessNeighbour {
+  file: string;
+  weight: number;
+  rawCount: number;
+  sessionCount: number;
+  avgTimeDeltaMs: number;
+  /** outgoing: the queried file usually comes first; incoming: the neighbour does. */
+  direction: 'outgoing' | 'incoming' | 'both';
+  lastObservedAt: number;
+}
+
+/** A file's co-access neighbours, and which tenants have a project: what `engram neighbors` reads. */
+export interface CoAccessReader {
+  topCoAccessNeighbours(
+    query: GraphScope & { path: string; k: number },
+  ): Promise<GraphCoAccessNeighbour[]>;
+  tenantsOfProject(projectId: string): Promise<string[]>;
+}
+
+/** The observer's graph store: written by the observer, read by neighbours queries. */
+export interface ObserverGraphStore extends ObserverGraphWriter, CoAccessReader {}
