@@ -4,6 +4,7 @@ import { registerBenchCommand } from './commands/bench.command';
 import { registerDemoCommand } from './commands/demo.command';
 import { registerLinksCommand } from './commands/links.command';
 import { registerNeighborsCommand } from './commands/neighbors.command';
+import { registerRecallCommand } from './commands/recall.command';
 import { registerReplayCommand } from './commands/replay.command';
 import { registerSegmentCommand } from './commands/segment.command';
 import { registerStartCommand } from './commands/start.command';
@@ -20,6 +21,7 @@ registerSegmentCommand(program, embedderForMode);
 registerBenchCommand(program);
 registerLinksCommand(program);
 registerNeighborsCommand(program);
+registerRecallCommand(program);
 registerReplayCommand(program);
 
 program.parseAsync(process.argv).catch((error: unknown) => {

@@ -1,10 +1,14 @@
 import 'reflect-metadata';
 import { NestFactory } from '@nestjs/core';
+import { RecallServerModule } from './recall.module';
 import { RetrievalModule } from './retrieval.module';
 
-/** The retrieval service (SPEC §7), indexing half: `node dist/apps/retrieval/src/main.js`. */
+/** The retrieval service (SPEC §7), indexer and gRPC recall: `node dist/apps/retrieval/src/main.js`. */
 async function main(): Promise<void> {
-  const app = await NestFactory.createApplicationContext(RetrievalModule);
+  const app = await NestFactory.createApplicationContext({
+    module: RetrievalModule,
+    imports: [RecallServerModule],
+  });
   app.enableShutdownHooks();
 }
 

@@ -4,3 +4,5 @@ export * from './bulk-writer';
 export * from './retrieval-documents';
 export * from './retrieval-index-setup';
 export * from './retrieval-indices';
+export * from './recall-search';
+export * from './memory-access-writer';

@@ -33,3 +33,7 @@ export * from './context-assembly';
 export * from './rank-episodes';
 export * from './workflow-recipes';
 export * from './ranking-config-validation';
+export * from './rank-turns';
+export * from './recall-request';
+export * from './recall-merge';
+export * from './tenant-access';

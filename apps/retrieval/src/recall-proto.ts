@@ -1,0 +1,234 @@
+import type { Episode, PromptSubmitted } from '@engram/contracts';
+import type {
+  Provenance,
+  RankedMemory,
+  RecallRequestInput,
+  RecallTier,
+  ScoreComponents,
+  TemporalMode,
+} from '@engram/core';
+import type { RecallAnswer, RecallHit } from './recall.service';
+
+// recall.proto (engram.recall.v1) ⇄ the core's types. Messages are what @grpc/proto-loader gives
+// and takes with RECALL_PROTO_LOADER_OPTIONS: camelCase fields, enums as names, int64 as numbers
+// (epoch millis fit a double exactly), defaults filled in, oneofs named by a virtual field.
+
+export const RECALL_PROTO_PACKAGE = 'engram.recall.v1';
+
+export const RECALL_PROTO_LOADER_OPTIONS = {
+  keepCase: false,
+  longs: Number,
+  enums: String,
+  defaults: true,
+  oneofs: true,
+} as const;
+
+export interface ScopeMessage {
+  tenantId?: string;
+  projectId?: string;
+}
+
+export interface RecallRequestMessage {
+  scope?: ScopeMessage | null;
+  query?: string;
+  phase?: string | number;
+  k?: number;
+  tier?: string | number;
+  memoryTypes?: string[];
+  relatedFiles?: string[];
+  sessionId?: string;
+  temporal?: 'recentSessions' | 'timeWindow' | 'aroundEvent' | null;
+  recentSessions?: { n?: number } | null;
+  timeWindow?: { fromMs?: number; toMs?: number } | null;
+  aroundEvent?: { timeMs?: number; windowMs?: number } | null;
+  excludeStale?: boolean;
+  allowHyde?: boolean;
+}
+
+const PHASE_PREFIX = 'UNIVERSAL_PHASE_';
+const TIER_PREFIX = 'TIER_';
+
+/** `UNIVERSAL_PHASE_IMPLEMENT` → `implement`; unspecified → absent (the core's default). */
+export function phaseFromEnum(value: string | number | undefined): string | undefined {
+  const name = String(value ?? '');
+  if (!name.startsWith(PHASE_PREFIX) || name === `${PHASE_PREFIX}UNSPECIFIED`) return undefined;
+  return name.slice(PHASE_PREFIX.length).toLowerCase();
+}
+
+/** `TIER_MEMORIES` → `memories`; unspecified → `all` (proto: TIER_UNSPECIFIED = TIER_ALL). */
+export function tierFromEnum(value: string | number | undefined): string {
+  const name = String(value ?? '');
+  if (name === '' || name === `${TIER_PREFIX}UNSPECIFIED`) return 'all';
+  // An unknown number stays as it is, so the core names the field `tier` in its refusal.
+  return name.startsWith(TIER_PREFIX) ? name.slice(TIER_PREFIX.length).toLowerCase() : name;
+}
+
+export function tierToEnum(tier: RecallTier): string {
+  return `${TIER_PREFIX}${tier.toUpperCase()}`;
+}
+
+function temporalFromMessage(message: RecallRequestMessage): TemporalMode | null {
+  switch (message.temporal) {
+    case 'recentSessions':
+      return { mode: 'recent_sessions', n: message.recentSessions?.n ?? 0 };
+    case 'timeWindow':
+      return {
+        mode: 'time_window',
+        fromMs: message.timeWindow?.fromMs ?? 0,
+        toMs: message.timeWindow?.toMs ?? 0,
+      };
+    case 'aroundEvent':
+      return {
+        mode: 'around_event',
+        timeMs: message.aroundEvent?.timeMs ?? 0,
+        windowMs: message.aroundEvent?.windowMs ?? 0,
+      };
+    case null:
+    case undefined:
+      return null;
+  }
+}
+
+/** The request in the core's terms; `tenantId` is the one the caller's token resolved to. */
+export function recallInputFromMessage(
+  message: RecallRequestMessage,
+  tenantId: string,
+): RecallRequestInput {
+  return {
+    tenantId,
+    projectId: message.scope?.projectId ?? '',
+    query: message.query ?? '',
+    phase: phaseFromEnum(message.phase),
+    k: message.k ?? 0,
+    tier: tierFromEnum(message.tier),
+    memoryTypes: message.memoryTypes ?? [],
+    relatedFiles: message.relatedFiles ?? [],
+    temporal: temporalFromMessage(message),
+    excludeStale: message.excludeStale ?? false,
+    sessionId: message.sessionId ?? '',
+  };
+}
+
+const GRPC_FIELD_NAMES: Readonly<Record<string, string>> = {
+  tenantId: 'scope.tenant_id',
+  projectId: 'scope.project_id',
+};
+
+/**
+ * A field as the core names it (`projectId`, `memoryTypes[1]`, `timeWindow.fromMs`) as a client
+ * of recall.proto sees it (`scope.project_id`, `memory_types[1]`, `time_window.from_ms`).
+ */
+export function grpcFieldName(field: string): string {
+  return GRPC_FIELD_NAMES[field] ?? field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+}
+
+export function scoreMessage(score: ScoreComponents) {
+  return {
+    bm25: score.bm25,
+    bm25Rank: score.bm25Rank,
+    knn: score.knn,
+    knnRank: score.knnRank,
+    fused: score.fused,
+    relevance: score.relevance,
+    recency: score.recency,
+    frequency: score.frequency,
+    base: score.base,
+    phaseWeight: score.phaseWeight,
+    stalePenalty: score.stalePenalty,
+    finalScore: score.finalScore,
+    hyde: score.hyde,
+    causalExpansion: score.causalExpansion,
+  };
+}
+
+export function provenanceMessage(provenance: Provenance) {
+  return {
+    ...provenance,
+    memoryId: provenance.memoryId ?? '',
+    commitSha: provenance.commitSha ?? '',
+  };
+}
+
+export function memoryItem(ranked: RankedMemory) {
+  const { memory } = ranked;
+  return {
+    memoryId: memory.memoryId,
+    type: memory.memoryType,
+    content: ranked.content,
+    confidence: ranked.confidence,
+    tags: memory.tags,
+    relatedFiles: memory.relatedFiles,
+    relatedModules: memory.relatedModules,
+    scope: memory.scope,
+    source: memory.source,
+    needsReview: memory.needsReview,
+    userVerified: memory.userVerified,
+    citationText: memory.citationText ?? '',
+    createdAtMs: memory.createdAt,
+    lastAccessedAtMs: memory.lastAccessedAt,
+    accessCount: memory.accessCount,
+    staleAtMs: memory.staleAt ?? 0,
+    stale: ranked.stale,
+    workUnitRef: memory.workUnitRef,
+  };
+}
+
+export function episodeItem(episode: Episode) {
+  return {
+    episodeId: episode.episodeId,
+    sessionId: episode.sessionId,
+    threadId: episode.threadId,
+    firstPromptId: episode.firstPromptId,
+    lastPromptId: episode.lastPromptId,
+    startedAtMs: episode.startedAt,
+    endedAtMs: episode.endedAt ?? 0,
+    intentKeywords: episode.intentKeywords,
+    intent: episode.intent ?? '',
+    summary: episode.summary ?? '',
+    outcome: episode.outcome,
+    hotFiles: episode.hotFiles,
+    tags: episode.tags,
+    toolsUsed: episode.toolsUsed,
+    keyDecisions: episode.keyDecisions,
+    parentEpisodeId: episode.parentEpisodeId ?? '',
+    crossThreadEpisodeIds: episode.crossThreadEpisodeIds,
+    failures: episode.failures,
+  };
+}
+
+export function turnItem(turn: PromptSubmitted, provenance: Provenance) {
+  return {
+    eventId: turn.eventId,
+    sessionId: turn.sessionId,
+    promptId: turn.promptId,
+    text: turn.text,
+    timestampMs: turn.timestamp,
+    threadId: turn.explicitThreadId ?? '',
+    episodeId: provenance.episodeIds[0] ?? '',
+  };
+}
+
+function itemOf(hit: RecallHit) {
+  switch (hit.tier) {
+    case 'memories':
+      return { memory: memoryItem(hit.memory) };
+    case 'episodes':
+      return { episode: episodeItem(hit.episode) };
+    case 'turns':
+      return { turn: turnItem(hit.turn, hit.provenance) };
+  }
+}
+
+export function recallResponseMessage(answer: RecallAnswer) {
+  return {
+    results: answer.results.map((hit) => ({
+      tier: tierToEnum(hit.tier),
+      ...itemOf(hit),
+      text: hit.text,
+      scores: scoreMessage(hit.score),
+      provenance: provenanceMessage(hit.provenance),
+    })),
+    hydeUsed: false,
+    embeddingModel: answer.embeddingModel,
+  };
+}

@@ -1,0 +1,40 @@
+import { createEmbedder } from '@engram/ai';
+import { loadConfig } from '@engram/config';
+import {
+  Injectable,
+  Module,
+  type OnApplicationBootstrap,
+  type OnApplicationShutdown,
+} from '@nestjs/common';
+import {
+  DEFAULT_RECALL_GRPC_URL,
+  startRecallServer,
+  type RecallServerRuntime,
+} from './recall.runtime';
+
+/**
+ * Runs the gRPC recall server for the life of a Nest application (`engram start --distributed`,
+ * or the retrieval service's main): index names take ENGRAM_TOPIC_PREFIX like the indexer's, so
+ * both halves meet on the same indices.
+ */
+@Injectable()
+export class RecallServerService implements OnApplicationBootstrap, OnApplicationShutdown {
+  private runtime?: RecallServerRuntime;
+
+  async onApplicationBootstrap(): Promise<void> {
+    const config = loadConfig();
+    this.runtime = await startRecallServer({
+      elasticsearchUrl: config.elasticsearch.url,
+      embedder: await createEmbedder(),
+      indexPrefix: config.topicPrefix,
+      url: DEFAULT_RECALL_GRPC_URL,
+    });
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.runtime?.stop();
+  }
+}
+
+@Module({ providers: [RecallServerService] })
+export class RecallServerModule {}

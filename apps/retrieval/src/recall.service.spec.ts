@@ -1,0 +1,162 @@
+import type { Embedder } from '@engram/ai';
+import { InvalidRecallRequestError, type AccessHit } from '@engram/core';
+import {
+  episodeDocument,
+  memoryDocument,
+  turnDocument,
+  withEmbedding,
+  type CandidateQuery,
+  type Candidates,
+  type SearchFields,
+} from '@engram/elasticsearch';
+import { modelVector, type RecallTier } from '@engram/core';
+import { describe, expect, it } from 'vitest';
+import type { AccessTracker } from './access-tracker';
+import type { RecallStore } from './recall-store';
+import { candidatesPerList, DEFAULT_MIN_KNN_SIMILARITY, RecallService } from './recall.service';
+import { episodeRecord, memoryRecord, PROJECT, promptRecord, T0, TENANT } from './testing/records';
+
+const MODEL = 'fake@1';
+const NOW = T0 + 60_000;
+
+/** Two-word vocabulary: texts about auth point one way, about css the other. */
+const fakeEmbedder: Embedder & { calls: number } = {
+  id: MODEL,
+  dims: 2,
+  calls: 0,
+  embed(texts) {
+    this.calls += 1;
+    return Promise.resolve(
+      texts.map((text) => new Float32Array(/auth|token/i.test(text) ? [1, 0] : [0, 1])),
+    );
+  },
+};
+
+function withVector<D extends SearchFields>(doc: { id: string; body: D }, vector: number[]) {
+  return { id: doc.id, body: withEmbedding(doc.body, modelVector(MODEL, vector)) };
+}
+
+const DOCS = {
+  memories: [
+    withVector(memoryDocument(memoryRecord({ memoryId: 'm-auth', memoryType: 'gotcha' })), [1, 0]),
+    withVector(memoryDocument(memoryRecord({ memoryId: 'm-css', memoryType: 'decision' })), [0, 1]),
+  ],
+  episodes: [withVector(episodeDocument(episodeRecord({ episodeId: 'e-auth' })), [1, 0])],
+  turns: [withVector(turnDocument(promptRecord({ eventId: 'p-auth', text: 'auth' }))!, [1, 0])],
+};
+
+class FakeStore implements RecallStore {
+  readonly queries: { tier: RecallTier; query: Omit<CandidateQuery, 'index'> }[] = [];
+  readonly sessionsAsked: number[] = [];
+
+  candidates<S>(tier: RecallTier, query: Omit<CandidateQuery, 'index'>): Promise<Candidates<S>> {
+    this.queries.push({ tier, query });
+    const docs = DOCS[tier];
+    return Promise.resolve({
+      bm25: docs.slice(0, 1).map((doc) => ({ id: doc.id, score: 2 })),
+      knn: docs.map((doc, i) => ({ id: doc.id, score: 1 - i / 10 })),
+      sources: new Map(docs.map((doc) => [doc.id, doc.body as S])),
+    });
+  }
+
+  episodesOfTurns(_scope: unknown, eventIds: string[]) {
+    return Promise.resolve(new Map(eventIds.map((id) => [id, [`episode-of-${id}`]])));
+  }
+
+  recentSessions(_scope: unknown, n: number) {
+    this.sessionsAsked.push(n);
+    return Promise.resolve([{ sessionId: 'session-1', lastActivityAt: T0 }]);
+  }
+
+  writeAccess() {
+    return Promise.resolve({ failed: [] });
+  }
+}
+
+function service(store = new FakeStore(), recorded: AccessHit[][] = []) {
+  const access = { record: (hits: AccessHit[]) => recorded.push(hits) } as unknown as AccessTracker;
+  return new RecallService(store, fakeEmbedder, { clock: () => NOW, access });
+}
+
+const BASE = { tenantId: TENANT, projectId: PROJECT, query: 'auth token' };
+
+describe('RecallService', () => {
+  it('should rank each tier with the core and merge them, each result explained and traced', async () => {
+    const recorded: AccessHit[][] = [];
+    const answer = await service(new FakeStore(), recorded).recall({ ...BASE, phase: 'implement' });
+    expect(answer.embeddingModel).toBe(MODEL);
+    expect(answer.query.tiers).toEqual(['memories', 'episodes', 'turns']);
+    const top = answer.results[0];
+    expect(top).toMatchObject({ tier: 'memories', id: 'm-auth' });
+    expect(top.score).toMatchObject({ bm25Rank: 1, knnRank: 1, knn: 1, phaseWeight: 1.5 });
+    expect(top.explanation).toMatch(/^final .* phase 1\.50 \(implement\/gotcha\)/);
+    expect(top.provenance).toMatchObject({ tenantId: TENANT, memoryId: 'm-auth' });
+    expect(answer.results.map((r) => r.id)).toEqual(
+      expect.arrayContaining(['e-auth', 'p-auth', 'm-css']),
+    );
+    // A turn's episode comes from the episodes that list it.
+    expect(answer.results.find((r) => r.id === 'p-auth')?.provenance).toMatchObject({
+      episodeIds: ['episode-of-p-auth'],
+      eventIds: ['p-auth'],
+    });
+    // Only memories are access-tracked, once per recall.
+    expect(recorded).toEqual([
+      answer.results
+        .filter((r) => r.tier === 'memories')
+        .map((r) => ({ tenantId: TENANT, projectId: PROJECT, memoryId: r.id })),
+    ]);
+  });
+
+  it('should ask the store for scoped, same-model candidates with an over-fetch and a floor', async () => {
+    const store = new FakeStore();
+    await service(store).recall({ ...BASE, tier: 'memories', k: 5, memoryTypes: ['gotcha'] });
+    expect(store.queries).toHaveLength(1);
+    const [{ tier, query }] = store.queries;
+    expect(tier).toBe('memories');
+    expect(query).toMatchObject({
+      text: 'auth token',
+      size: candidatesPerList(5),
+      minSimilarity: DEFAULT_MIN_KNN_SIMILARITY,
+      vector: { model: MODEL, dimension: 2 },
+    });
+    expect(query.filter).toEqual(
+      expect.arrayContaining([
+        { term: { tenantId: TENANT } },
+        { term: { projectId: PROJECT } },
+        { terms: { memoryType: ['gotcha'] } },
+      ]),
+    );
+  });
+
+  it('should keep k results at most', async () => {
+    const answer = await service().recall({ ...BASE, k: 2 });
+    expect(answer.results).toHaveLength(2);
+  });
+
+  it('should resolve recent sessions through the store', async () => {
+    const store = new FakeStore();
+    await service(store).recall({
+      ...BASE,
+      tier: 'turns',
+      temporal: { mode: 'recent_sessions', n: 3 },
+    });
+    expect(store.sessionsAsked).toEqual([3]);
+    expect(store.queries[0].query.filter).toContainEqual({ terms: { sessionId: ['session-1'] } });
+  });
+
+  it('should refuse an invalid request before embedding anything', async () => {
+    const before = fakeEmbedder.calls;
+    await expect(service().recall({ ...BASE, projectId: '' })).rejects.toBeInstanceOf(
+      InvalidRecallRequestError,
+    );
+    expect(fakeEmbedder.calls).toBe(before);
+  });
+});
+
+describe('candidatesPerList', () => {
+  it('should over-fetch three times k within bounds', () => {
+    expect(candidatesPerList(1)).toBe(30);
+    expect(candidatesPerList(20)).toBe(60);
+    expect(candidatesPerList(100)).toBe(300);
+  });
+});

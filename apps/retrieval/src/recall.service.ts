@@ -1,0 +1,342 @@
+import type { Embedder } from '@engram/ai';
+import type { Episode, PromptSubmitted } from '@engram/contracts';
+import {
+  DEFAULT_RANKING_CONFIG,
+  explainScore,
+  mergeTierHits,
+  modelVector,
+  parseRecallRequest,
+  rankEpisodes,
+  rankMemories,
+  rankTurns,
+  resolveTemporalMode,
+  turnProvenance,
+  type MemoryFilter,
+  type ModelVector,
+  type Provenance,
+  type RankedMemory,
+  type RankingConfig,
+  type RecallQuery,
+  type RecallRequestInput,
+  type RecallTier,
+  type TemporalConstraint,
+  type TierHit,
+} from '@engram/core';
+import {
+  episodeFromSource,
+  episodeFilters,
+  memoryFilters,
+  memoryFromSource,
+  turnFilters,
+  turnFromSource,
+  vectorOfSource,
+  type Candidates,
+  type EpisodeDocument,
+  type Filter,
+  type MemoryDocument,
+  type TurnDocument,
+} from '@engram/elasticsearch';
+import type { AccessTracker } from './access-tracker';
+import type { RecallStore } from './recall-store';
+
+interface HitBase extends TierHit {
+  /** Display text: a stale memory carries the `[STALE — …]` prefix. */
+  text: string;
+  /** The score as one line a person can check (explainScore). */
+  explanation: string;
+  provenance: Provenance;
+}
+
+/** One result of a recall, whatever its tier. */
+export type RecallHit =
+  | (HitBase & { tier: 'memories'; memory: RankedMemory })
+  | (HitBase & { tier: 'episodes'; episode: Episode })
+  | (HitBase & { tier: 'turns'; turn: PromptSubmitted });
+
+export interface RecallTimings {
+  embedMs: number;
+  /** Candidate searches of every tier (run in parallel), including recent-session resolution. */
+  searchMs: number;
+  /** Fusion, scoring and merging (the pure core). */
+  rankMs: number;
+  /** Including the episode lookup of returned turns (provenance). */
+  totalMs: number;
+}
+
+export interface RecallAnswer {
+  query: RecallQuery;
+  results: RecallHit[];
+  /** The model the query was embedded with; only vectors of this model were compared. */
+  embeddingModel: string;
+  timings: RecallTimings;
+}
+
+export interface RecallServiceOptions {
+  config?: RankingConfig;
+  clock?: () => number;
+  /** Receives every memory a recall returned (accessCount + 1); null: not tracked. */
+  access?: AccessTracker | null;
+  /** See DEFAULT_MIN_KNN_SIMILARITY; a model with another similarity scale needs its own. */
+  minKnnSimilarity?: number;
+}
+
+/**
+ * The cosine below which a kNN neighbour is not a candidate. kNN always returns k neighbours,
+ * related or not; without a floor, a document with nothing in common with the query (all-MiniLM
+ * cosine ≈ 0–0.15 for unrelated English sentences) enters the fusion with an RRF rank, earns the
+ * recency and frequency priors, and a favourable phase weight can lift it above an exact match.
+ * 0.2 keeps paraphrases (≈ 0.3 and up with this model) and drops noise. BM25 hits are kept
+ * whatever their cosine: a lexical match is evidence on its own.
+ */
+export const DEFAULT_MIN_KNN_SIMILARITY = 0.2;
+
+/**
+ * Candidates per list for a recall of k: over-fetched, because the core drops some (filters it
+ * checks itself, e.g. relatedFiles; stale exclusion) and fusion promotes documents found by only
+ * one of the two lists.
+ */
+export function candidatesPerList(k: number): number {
+  return Math.min(300, Math.max(30, 3 * k));
+}
+
+type TierCandidates =
+  | { tier: 'memories'; candidates: Candidates<MemoryDocument> }
+  | { tier: 'episodes'; candidates: Candidates<EpisodeDocument> }
+  | { tier: 'turns'; candidates: Candidates<TurnDocument> };
+
+/**
+ * The Recall half of retrieval (SPEC §7): validate, embed the query, fetch BM25 and kNN
+ * candidates of each tier in parallel, rank each tier with the pure core (RRF, exact cosine,
+ * base hybrid score, phase weight, stale penalty), merge the tiers, and hand the returned memories
+ * to access tracking without waiting for it. The same class serves gRPC and `engram recall`.
+ */
+export class RecallService {
+  private readonly config: RankingConfig;
+  private readonly clock: () => number;
+  private readonly access: AccessTracker | null;
+  private readonly minKnnSimilarity: number;
+
+  constructor(
+    private readonly store: RecallStore,
+    private readonly embedder: Embedder,
+    options: RecallServiceOptions = {},
+  ) {
+    this.config = options.config ?? DEFAULT_RANKING_CONFIG;
+    this.clock = options.clock ?? Date.now;
+    this.access = options.access ?? null;
+    this.minKnnSimilarity = options.minKnnSimilarity ?? DEFAULT_MIN_KNN_SIMILARITY;
+  }
+
+  get embeddingModel(): string {
+    return this.embedder.id;
+  }
+
+  /** Throws InvalidRecallRequestError (naming the field) for a request that cannot be answered. */
+  async recall(input: RecallRequestInput): Promise<RecallAnswer> {
+    const query = parseRecallRequest(input);
+    const started = performance.now();
+    const vector = await this.embedQuery(query.query);
+    const embedded = performance.now();
+    const temporal = await this.resolveTemporal(query);
+    const found = await Promise.all(
+      query.tiers.map((tier) => this.searchTier(tier, query, vector, temporal)),
+    );
+    const searched = performance.now();
+    const now = this.clock();
+    const merged = mergeTierHits(
+      found.map((tier) => this.rankTier(tier, query, vector, temporal, now)),
+      query.k,
+    );
+    const ranked = performance.now();
+    const results = await this.withTurnEpisodes(query, merged);
+    this.access?.record(
+      results.flatMap((hit) =>
+        hit.tier === 'memories' ? [{ ...query.scope, memoryId: hit.id }] : [],
+      ),
+    );
+    return {
+      query,
+      results,
+      embeddingModel: this.embedder.id,
+      timings: {
+        embedMs: embedded - started,
+        searchMs: searched - embedded,
+        rankMs: ranked - searched,
+        totalMs: performance.now() - started,
+      },
+    };
+  }
+
+  /**
+   * A prompt does not know its episode when it is indexed; the episodes do (their prompts'
+   * eventIds), so the returned turns' provenance is completed from them: one lookup per recall,
+   * only when turns are returned.
+   */
+  private async withTurnEpisodes(query: RecallQuery, hits: RecallHit[]): Promise<RecallHit[]> {
+    const turnIds = hits.flatMap((hit) => (hit.tier === 'turns' ? [hit.id] : []));
+    if (turnIds.length === 0) return hits;
+    const episodes = await this.store.episodesOfTurns(query.scope, turnIds);
+    return hits.map((hit) =>
+      hit.tier === 'turns'
+        ? { ...hit, provenance: turnProvenance(hit.turn, episodes.get(hit.id) ?? []) }
+        : hit,
+    );
+  }
+
+  private async embedQuery(text: string): Promise<ModelVector> {
+    const [vector] = await this.embedder.embed([text]);
+    return modelVector(this.embedder.id, Array.from(vector));
+  }
+
+  /** Time modes as constraints; recent_sessions asks the store which sessions are recent. */
+  private async resolveTemporal(query: RecallQuery): Promise<TemporalConstraint | undefined> {
+    const mode = query.temporal;
+    if (mode === null) return undefined;
+    const sessions =
+      mode.mode === 'recent_sessions'
+        ? await this.store.recentSessions(query.scope, mode.n)
+        : undefined;
+    return resolveTemporalMode(mode, sessions);
+  }
+
+  private memoryFilter(query: RecallQuery, temporal: TemporalConstraint | undefined): MemoryFilter {
+    return {
+      ...query.scope,
+      types: query.memoryTypes,
+      relatedFiles: query.relatedFiles,
+      stale: query.stale,
+      temporal,
+      ...(query.minConfidence !== null && { minConfidence: query.minConfidence }),
+    };
+  }
+
+  private async searchTier(
+    tier: RecallTier,
+    query: RecallQuery,
+    vector: ModelVector,
+    temporal: TemporalConstraint | undefined,
+  ): Promise<TierCandidates> {
+    const search = <S>(filter: Filter[]) =>
+      this.store.candidates<S>(tier, {
+        text: query.query,
+        vector,
+        filter,
+        size: candidatesPerList(query.k),
+        minSimilarity: this.minKnnSimilarity,
+      });
+    switch (tier) {
+      case 'memories':
+        return {
+          tier,
+          candidates: await search<MemoryDocument>(
+            memoryFilters(this.memoryFilter(query, temporal), temporal),
+          ),
+        };
+      case 'episodes':
+        return {
+          tier,
+          candidates: await search<EpisodeDocument>(episodeFilters(query.scope, temporal)),
+        };
+      case 'turns':
+        return {
+          tier,
+          candidates: await search<TurnDocument>(turnFilters(query.scope, temporal)),
+        };
+    }
+  }
+
+  private rankTier(
+    found: TierCandidates,
+    query: RecallQuery,
+    vector: ModelVector,
+    temporal: TemporalConstraint | undefined,
+    now: number,
+  ): RecallHit[] {
+    const common = {
+      phase: query.phase,
+      now,
+      bm25: found.candidates.bm25,
+      knn: found.candidates.knn,
+      query: vector,
+      limit: query.k,
+    };
+    const explain = (score: TierHit['score']) => explainScore(score, this.config.hybrid);
+    switch (found.tier) {
+      case 'memories':
+        return rankMemories(
+          {
+            ...common,
+            filter: this.memoryFilter(query, temporal),
+            memories: [...found.candidates.sources.values()].map(memoryFromSource),
+          },
+          this.config,
+        ).map((memory) => ({
+          tier: 'memories',
+          id: memory.memory.memoryId,
+          score: memory.score,
+          text: memory.content,
+          explanation: explain(memory.score),
+          provenance: memory.provenance,
+          memory,
+        }));
+      case 'episodes': {
+        const { records, vectors } = recordsAndVectors(found.candidates, episodeFromSource);
+        return rankEpisodes(
+          { ...common, scope: query.scope, episodes: records, vectors, temporal },
+          this.config,
+        ).map(({ episode, score, provenance }) => ({
+          tier: 'episodes',
+          id: episode.episodeId,
+          score,
+          text: episodeText(episode),
+          explanation: explain(score),
+          provenance,
+          episode,
+        }));
+      }
+      case 'turns': {
+        const { records, vectors } = recordsAndVectors(found.candidates, turnFromSource);
+        return rankTurns(
+          { ...common, scope: query.scope, turns: records, vectors, temporal },
+          this.config,
+        ).map(({ turn, score, provenance }) => ({
+          tier: 'turns',
+          id: turn.eventId,
+          score,
+          text: turn.text,
+          explanation: explain(score),
+          provenance,
+          turn,
+        }));
+      }
+    }
+  }
+}
+
+/** Records rebuilt from `_source`, and the vectors stored beside them (by document id). */
+function recordsAndVectors<
+  S extends { embedding: number[] | null; embeddingModel: string | null },
+  R,
+>(
+  candidates: Candidates<S>,
+  toRecord: (source: S) => R,
+): { records: R[]; vectors: Map<string, ModelVector> } {
+  const records: R[] = [];
+  const vectors = new Map<string, ModelVector>();
+  for (const [id, source] of candidates.sources) {
+    records.push(toRecord(source));
+    const vector = vectorOfSource(source);
+    if (vector) vectors.set(id, vector);
+  }
+  return { records, vectors };
+}
+
+/** What an episode was about, in the fewest words that say it: summary, else intent. */
+export function episodeText(episode: Episode): string {
+  return (
+    episode.summary?.trim() ||
+    episode.intent?.trim() ||
+    episode.intentKeywords.join(' ') ||
+    episode.episodeId
+  );
+}

@@ -1,0 +1,120 @@
+import { describe, expect, it } from 'vitest';
+import { modelVector } from './model-vector';
+import { rankTurns, turnProvenance, type Turn } from './rank-turns';
+import { DAY, MODEL, NOW, SCOPE } from './testing/fixtures';
+
+function turn(overrides: Partial<Turn> & { eventId: string }): Turn {
+  return {
+    tenantId: SCOPE.tenantId,
+    projectId: SCOPE.projectId,
+    sessionId: 'session-1',
+    agentId: 'claude-code',
+    userId: 'user-1',
+    timestamp: NOW,
+    schemaVersion: 1,
+    promptId: 1,
+    source: 'user',
+    channel: 'cli',
+    channelKind: 'explicit',
+    explicitThreadId: null,
+    text: `prompt ${overrides.eventId}`,
+    methodology: null,
+    methodologyPhase: null,
+    workUnitRef: null,
+    parentEpisodeId: null,
+    ...overrides,
+  };
+}
+
+describe('rankTurns', () => {
+  it('should score turns like episodes: recency from when typed, frequency 0, weight 1 (by hand)', () => {
+    const [top, second] = rankTurns({
+      scope: SCOPE,
+      phase: 'implement',
+      now: NOW,
+      bm25: [{ id: 't1' }],
+      knn: [{ id: 't2' }, { id: 't1' }],
+      query: modelVector(MODEL, [1, 0]),
+      turns: [turn({ eventId: 't1', timestamp: NOW - 30 * DAY }), turn({ eventId: 't2' })],
+      vectors: new Map([
+        ['t1', modelVector(MODEL, [1, 0])],
+        ['t2', modelVector(MODEL, [0, 1])],
+      ]),
+    });
+    expect(top.turn.eventId).toBe('t1');
+    expect(top.score.finalScore).toBeCloseTo(0.6 * ((123 / 124 + 1) / 2) + 0.25 * Math.exp(-1), 12);
+    expect(top.score).toMatchObject({ phaseWeight: 1, frequency: 0, memoryType: null });
+    // t2: relevance (rank 1 in one of two lists: 0.5) / 2 = 0.25, orthogonal, recency 1
+    expect(second.score.finalScore).toBeCloseTo(0.6 * 0.25 + 0.25, 12);
+  });
+
+  it('should drop other scopes, agent prompts and turns outside the time range', () => {
+    const ranked = rankTurns({
+      scope: SCOPE,
+      phase: 'explore',
+      now: NOW,
+      bm25: ['in', 'foreign', 'agent', 'old'].map((id) => ({ id })),
+      knn: null,
+      query: null,
+      turns: [
+        turn({ eventId: 'in' }),
+        turn({ eventId: 'foreign', tenantId: 'tenant-b' }),
+        turn({ eventId: 'agent', source: 'agent' }),
+        turn({ eventId: 'old', timestamp: NOW - 5 * DAY }),
+      ],
+      vectors: new Map(),
+      temporal: { kind: 'range', fromMs: NOW - DAY, toMs: NOW },
+    });
+    expect(ranked.map((r) => r.turn.eventId)).toEqual(['in']);
+  });
+
+  it('should keep only turns of the given sessions and honour the limit', () => {
+    const ranked = rankTurns({
+      scope: SCOPE,
+      phase: 'explore',
+      now: NOW,
+      bm25: [{ id: 'a' }, { id: 'b' }, { id: 'c' }],
+      knn: null,
+      query: null,
+      turns: [
+        turn({ eventId: 'a', sessionId: 's1' }),
+        turn({ eventId: 'b', sessionId: 's2' }),
+        turn({ eventId: 'c', sessionId: 's1' }),
+      ],
+      vectors: new Map(),
+      temporal: { kind: 'sessions', sessionIds: ['s1'] },
+      limit: 1,
+    });
+    expect(ranked.map((r) => r.turn.eventId)).toEqual(['a']);
+  });
+
+  it('should refuse an unscoped recall', () => {
+    expect(() =>
+      rankTurns({
+        scope: { tenantId: 'tenant-a', projectId: ' ' },
+        phase: 'explore',
+        now: NOW,
+        bm25: [],
+        knn: null,
+        query: null,
+        turns: [],
+        vectors: new Map(),
+      }),
+    ).toThrow(/projectId/);
+  });
+});
+
+describe('turnProvenance', () => {
+  it('should trace a turn to its session, prompt and event, with the episodes given', () => {
+    expect(turnProvenance(turn({ eventId: 'ev', promptId: 7 }), ['ep-1'])).toEqual({
+      tenantId: SCOPE.tenantId,
+      projectId: SCOPE.projectId,
+      sessionIds: ['session-1'],
+      episodeIds: ['ep-1'],
+      promptIds: [7],
+      eventIds: ['ev'],
+      memoryId: null,
+      commitSha: null,
+    });
+  });
+});

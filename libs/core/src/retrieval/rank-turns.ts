@@ -1,0 +1,109 @@
+import type { PromptSubmitted } from '@engram/contracts';
+import type { ScoringSubject } from './hybrid-score';
+import { inRange, inSessions, type TemporalConstraint } from './temporal';
+import type { ModelVector } from './model-vector';
+import type { Provenance } from './provenance';
+import { rankDocuments } from './rank-documents';
+import { DEFAULT_RANKING_CONFIG, type RankingConfig } from './ranking-config';
+import { inScope, requireScope, type RecallScope } from './recall-scope';
+import type { RankedHit } from './rrf';
+import type { ScoreComponents } from './score-components';
+import type { UniversalPhase } from './universal-phase';
+
+/** A user prompt as the turns tier stores it (a turn is identified by its eventId). */
+export type Turn = PromptSubmitted;
+
+export interface RankedTurn {
+  turn: Turn;
+  score: ScoreComponents;
+  provenance: Provenance;
+}
+
+export interface RankTurnsInput {
+  scope: RecallScope;
+  phase: UniversalPhase;
+  now: number;
+  bm25: readonly RankedHit[];
+  knn: readonly RankedHit[] | null;
+  query: ModelVector | null;
+  turns: readonly Turn[];
+  /** Prompt records carry no vector; the index does, and the adapter passes it here. */
+  vectors: ReadonlyMap<string, ModelVector>;
+  temporal?: TemporalConstraint;
+  limit?: number;
+}
+
+/**
+ * Turns are raw history: never access-tracked (frequency 0), their recency clock is when they
+ * were typed, and they have no memory type (phase weight 1.0) — the same treatment as episodes.
+ */
+export function turnSubject(turn: Turn): ScoringSubject {
+  return {
+    id: turn.eventId,
+    memoryType: null,
+    lastAccessedAt: turn.timestamp,
+    accessCount: 0,
+    stale: false,
+  };
+}
+
+/**
+ * A turn is its own source: its session, promptId and eventId. Its episode is not known here (a
+ * prompt does not know its episode when published); `episodeIds` lists the ones the caller found.
+ */
+export function turnProvenance(turn: Turn, episodeIds: readonly string[] = []): Provenance {
+  return {
+    tenantId: turn.tenantId,
+    projectId: turn.projectId,
+    sessionIds: [turn.sessionId],
+    episodeIds: [...episodeIds],
+    promptIds: [turn.promptId],
+    eventIds: [turn.eventId],
+    memoryId: null,
+    commitSha: null,
+  };
+}
+
+/** A turn matches a range it was typed in, or a session set holding its session. */
+export function turnInTemporal(turn: Turn, constraint: TemporalConstraint): boolean {
+  return constraint.kind === 'range'
+    ? inRange(constraint, turn.timestamp)
+    : inSessions(constraint, [turn.sessionId]);
+}
+
+/**
+ * Recall on the turns tier (full-history recall, the "reflect" use): the same fusion and priors
+ * as the other tiers, scoped, only user prompts, optionally limited in time.
+ */
+export function rankTurns(
+  input: RankTurnsInput,
+  config: RankingConfig = DEFAULT_RANKING_CONFIG,
+): RankedTurn[] {
+  const scope = requireScope(input.scope);
+  const byId = new Map(input.turns.map((turn) => [turn.eventId, turn]));
+  const eligible = (id: string): Turn | undefined => {
+    const turn = byId.get(id);
+    if (!turn || !inScope(turn, scope) || turn.source !== 'user') return undefined;
+    return !input.temporal || turnInTemporal(turn, input.temporal) ? turn : undefined;
+  };
+  const scored = rankDocuments(
+    {
+      bm25: input.bm25,
+      knn: input.knn,
+      query: input.query,
+      vectorOf: (id) => input.vectors.get(id),
+      subjectOf: (id) => {
+        const turn = eligible(id);
+        return turn ? turnSubject(turn) : undefined;
+      },
+      phase: input.phase,
+      now: input.now,
+    },
+    config,
+  );
+  const limited = input.limit === undefined ? scored : scored.slice(0, Math.max(0, input.limit));
+  return limited.map(({ id, score }) => {
+    const turn = byId.get(id) as Turn;
+    return { turn, score, provenance: turnProvenance(turn) };
+  });
+}

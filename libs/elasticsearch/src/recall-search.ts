@@ -1,0 +1,362 @@
+import type { Client } from '@elastic/elasticsearch';
+import type {
+  MsearchRequestItem,
+  MsearchResponseItem,
+  QueryDslQueryContainer,
+  SearchHit,
+  SearchRequest,
+} from '@elastic/elasticsearch/lib/api/types';
+import type { Episode, Memory, PromptSubmitted } from '@engram/contracts';
+import {
+  DownstreamUnavailableError,
+  storedVector,
+  type MemoryFilter,
+  type ModelVector,
+  type RankedHit,
+  type RecallScope,
+  type SessionActivity,
+  type TemporalConstraint,
+} from '@engram/core';
+import { classifyElasticsearchError } from './elasticsearch-client';
+import type { EpisodeDocument, MemoryDocument, TurnDocument } from './retrieval-documents';
+import type { RetrievalTier } from './retrieval-indices';
+
+// The query side of the three retrieval indices (SPEC §7): candidate lists for the pure ranking
+// core. Elasticsearch finds candidates (BM25 and kNN, in parallel, filtered); the core decides
+// the order (RRF, exact cosine from the stored vectors, priors, phase weights). Filters here are
+// a superset of the core's: whatever they let through, the core checks again.
+
+export type Filter = QueryDslQueryContainer;
+
+/** One search of an `_msearch` (the body; the index goes in its header line). */
+export type SearchRequestBody = Omit<SearchRequest, 'index'>;
+
+/** One tier's candidate search. */
+export interface CandidateQuery {
+  index: string;
+  /** What BM25 matches against `text`. */
+  text: string;
+  /** The query embedding; null: lexical only (no kNN list). */
+  vector: ModelVector | null;
+  /** Scope and filters, applied to both lists (kNN: as a pre-filter, so k stays k). */
+  filter: readonly Filter[];
+  /** Candidates per list. */
+  size: number;
+  /**
+   * kNN neighbours less similar than this (raw cosine) are not candidates: nearest is not the
+   * same as near, and an unrelated neighbour would still collect an RRF rank and the priors.
+   */
+  minSimilarity?: number;
+}
+
+export interface Candidates<S> {
+  bm25: RankedHit[];
+  /** null when no kNN search ran. */
+  knn: RankedHit[] | null;
+  /** `_source` of every candidate of either list, by `_id`. */
+  sources: Map<string, S>;
+}
+
+/** HNSW explores this many candidates per shard for k results (Elastic's guidance: ≥ 1.5·k). */
+export function numCandidates(size: number): number {
+  return Math.min(10_000, Math.max(100, size * 4));
+}
+
+/** Tenant and project: on every query, never optional (SPEC §11). */
+export function scopeFilter(scope: RecallScope): Filter[] {
+  return [{ term: { tenantId: scope.tenantId } }, { term: { projectId: scope.projectId } }];
+}
+
+/** kNN compares only vectors of the query's model and dimension (a query never mixes models). */
+export function sameModelFilter(vector: ModelVector): Filter[] {
+  return [
+    { term: { embeddingModel: vector.model } },
+    { term: { embeddingDims: vector.dimension } },
+  ];
+}
+
+/**
+ * The core's MemoryFilter as Elasticsearch filters: scope, types, scopes, stale exclusion, the
+ * stored confidence (the core compares the presented, penalised one: a superset here) and time.
+ * relatedFiles stays with the core: absolute and relative paths match by suffix there.
+ */
+export function memoryFilters(
+  filter: MemoryFilter,
+  temporal: TemporalConstraint | undefined,
+): Filter[] {
+  const filters = scopeFilter(filter);
+  if (filter.types?.length) filters.push({ terms: { memoryType: [...filter.types] } });
+  if (filter.scopes?.length) filters.push({ terms: { scope: [...filter.scopes] } });
+  if (filter.stale === 'exclude') {
+    filters.push({ bool: { must_not: [{ exists: { field: 'staleAt' } }] } });
+  }
+  if (filter.minConfidence !== undefined) {
+    filters.push({ range: { confidence: { gte: filter.minConfidence } } });
+  }
+  if (temporal?.kind === 'range') {
+    filters.push({ range: { createdAt: { gte: temporal.fromMs, lte: temporal.toMs } } });
+  } else if (temporal?.kind === 'sessions') {
+    const sessionIds = [...temporal.sessionIds];
+    filters.push({
+      bool: {
+        should: [
+          { terms: { sessionId: sessionIds } },
+          { terms: { provenanceSessionIds: sessionIds } },
+        ],
+        minimum_should_match: 1,
+      },
+    });
+  }
+  return filters;
+}
+
+/** Episodes overlapping the range (an open one counts from its start), or of the sessions. */
+export function episodeFilters(
+  scope: RecallScope,
+  temporal: TemporalConstraint | undefined,
+): Filter[] {
+  const filters = scopeFilter(scope);
+  if (temporal?.kind === 'range') {
+    filters.push({ range: { startedAt: { lte: temporal.toMs } } });
+    filters.push({
+      bool: {
+        should: [
+          { range: { endedAt: { gte: temporal.fromMs } } },
+          {
+            bool: {
+              must_not: [{ exists: { field: 'endedAt' } }],
+              filter: [{ range: { startedAt: { gte: temporal.fromMs } } }],
+            },
+          },
+        ],
+        minimum_should_match: 1,
+      },
+    });
+  } else if (temporal?.kind === 'sessions') {
+    filters.push({ terms: { sessionId: [...temporal.sessionIds] } });
+  }
+  return filters;
+}
+
+/** User prompts typed in the range, or in the sessions. */
+export function turnFilters(
+  scope: RecallScope,
+  temporal: TemporalConstraint | undefined,
+): Filter[] {
+  const filters: Filter[] = [...scopeFilter(scope), { term: { source: 'user' } }];
+  if (temporal?.kind === 'range') {
+    filters.push({ range: { timestamp: { gte: temporal.fromMs, lte: temporal.toMs } } });
+  } else if (temporal?.kind === 'sessions') {
+    filters.push({ terms: { sessionId: [...temporal.sessionIds] } });
+  }
+  return filters;
+}
+
+/** The BM25 search of a candidate query: `match` on the English-analysed `text`, filtered. */
+export function lexicalSearchBody(query: CandidateQuery): SearchRequestBody {
+  return {
+    size: query.size,
+    track_total_hits: false,
+    query: {
+      bool: { must: [{ match: { text: { query: query.text } } }], filter: [...query.filter] },
+    },
+  };
+}
+
+/** The kNN search of a candidate query: same filters, plus the query's model and dimension. */
+export function semanticSearchBody(query: CandidateQuery, vector: ModelVector): SearchRequestBody {
+  return {
+    size: query.size,
+    track_total_hits: false,
+    knn: {
+      field: 'embedding',
+      query_vector: Array.from(vector.vector),
+      k: query.size,
+      num_candidates: numCandidates(query.size),
+      ...(query.minSimilarity !== undefined && { similarity: query.minSimilarity }),
+      filter: [...query.filter, ...sameModelFilter(vector)],
+    },
+  };
+}
+
+/**
+ * BM25 and kNN for one tier, in one `_msearch` round trip: Elasticsearch runs the two searches
+ * concurrently, and the recall pays one request instead of two. Hits come back best first with
+ * their `_source`, vectors included: the core computes the exact cosine of every candidate,
+ * BM25-only ones too.
+ */
+export async function searchCandidates<S>(
+  client: Client,
+  query: CandidateQuery,
+): Promise<Candidates<S>> {
+  // A tier nothing was ever indexed into has no index yet: no candidates, not an error.
+  const header = { index: query.index, ignore_unavailable: true };
+  const searches: MsearchRequestItem[] = [header, lexicalSearchBody(query)];
+  if (query.vector) searches.push(header, semanticSearchBody(query, query.vector));
+  let responses: MsearchResponseItem<S>[];
+  try {
+    responses = (await client.msearch<S>({ searches })).responses;
+  } catch (error) {
+    throw classifyElasticsearchError(error);
+  }
+  const sources = new Map<string, S>();
+  const ranked = (item: MsearchResponseItem<S> | undefined): RankedHit[] =>
+    searchHits(item).flatMap((hit) => {
+      if (hit._id === undefined || hit._source === undefined) return [];
+      sources.set(hit._id, hit._source);
+      return [{ id: hit._id, score: hit._score ?? 0 }];
+    });
+  return {
+    bm25: ranked(responses[0]),
+    knn: query.vector ? ranked(responses[1]) : null,
+    sources,
+  };
+}
+
+/**
+ * The hits of one `_msearch` item. A failed item fails the recall: overload and server errors as
+ * DownstreamUnavailableError (retriable), anything else as the refusal it is.
+ */
+function searchHits<S>(item: MsearchResponseItem<S> | undefined): SearchHit<S>[] {
+  if (item === undefined) throw new DownstreamUnavailableError('elasticsearch: no _msearch answer');
+  if (!('error' in item)) return item.hits.hits;
+  const reason = `${item.status} ${item.error.type}: ${item.error.reason ?? ''}`;
+  if (item.status === 429 || item.status >= 500) {
+    throw new DownstreamUnavailableError(`elasticsearch: ${reason}`, { status: item.status });
+  }
+  throw new Error(`elasticsearch refused a recall search: ${reason}`);
+}
+
+/** The Memory a memories-tier document holds (its vector back in `embedding`/`embeddingModel`). */
+export function memoryFromSource(source: MemoryDocument): Memory {
+  const { text: _text, provenance: _provenance, embeddingDims: _dims, ...memory } = source;
+  return memory;
+}
+
+export function episodeFromSource(source: EpisodeDocument): Episode {
+  const {
+    text: _t,
+    provenance: _p,
+    embedding: _e,
+    embeddingModel: _m,
+    embeddingDims: _d,
+    ...episode
+  } = source;
+  return episode;
+}
+
+export function turnFromSource(source: TurnDocument): PromptSubmitted {
+  const { provenance: _p, embedding: _e, embeddingModel: _m, embeddingDims: _d, ...turn } = source;
+  return turn;
+}
+
+/** The vector stored beside a document, with its model; null when it has none. */
+export function vectorOfSource(source: {
+  embedding: number[] | null;
+  embeddingModel: string | null;
+}): ModelVector | null {
+  return storedVector(source.embedding, source.embeddingModel);
+}
+
+/**
+ * The episodes each turn belongs to, by the turn's eventId: an episode lists the eventIds of its
+ * user prompts (`sourceEventIds`), which is exact even when threads interleave in one session
+ * (a promptId range would not be). A prompt not yet segmented has none.
+ */
+export async function episodesOfTurns(
+  client: Client,
+  index: string,
+  scope: RecallScope,
+  eventIds: readonly string[],
+): Promise<Map<string, string[]>> {
+  const byTurn = new Map<string, string[]>();
+  if (eventIds.length === 0) return byTurn;
+  let hits: SearchHit<Pick<EpisodeDocument, 'episodeId' | 'sourceEventIds'>>[];
+  try {
+    const response = await client.search<Pick<EpisodeDocument, 'episodeId' | 'sourceEventIds'>>({
+      index,
+      ignore_unavailable: true,
+      size: Math.min(1_000, eventIds.length * 5),
+      track_total_hits: false,
+      _source: ['episodeId', 'sourceEventIds'],
+      query: {
+        bool: { filter: [...scopeFilter(scope), { terms: { sourceEventIds: [...eventIds] } }] },
+      },
+      sort: [{ startedAt: 'asc' }, { episodeId: 'asc' }],
+    });
+    hits = response.hits.hits;
+  } catch (error) {
+    throw classifyElasticsearchError(error);
+  }
+  const wanted = new Set(eventIds);
+  for (const hit of hits) {
+    const episode = hit._source;
+    if (!episode) continue;
+    for (const eventId of episode.sourceEventIds.filter((id) => wanted.has(id))) {
+      byTurn.set(eventId, [...(byTurn.get(eventId) ?? []), episode.episodeId]);
+    }
+  }
+  return byTurn;
+}
+
+/** Which tiers hold session activity (`timestamp` of user prompts and of episodes). */
+export const SESSION_ACTIVITY_TIERS: readonly RetrievalTier[] = ['turns', 'episodes'];
+
+/**
+ * The `n` most recently active sessions of a project, for the `recent_sessions(n)` mode: one
+ * terms aggregation ordered by each session's latest `timestamp`.
+ */
+export async function recentSessionActivity(
+  client: Client,
+  indices: readonly string[],
+  scope: RecallScope,
+  n: number,
+): Promise<SessionActivity[]> {
+  try {
+    const response = await client.search({
+      index: [...indices],
+      size: 0,
+      ignore_unavailable: true,
+      query: { bool: { filter: scopeFilter(scope) } },
+      aggs: {
+        sessions: {
+          terms: { field: 'sessionId', size: n, order: { last: 'desc' } },
+          aggs: { last: { max: { field: 'timestamp' } } },
+        },
+      },
+    });
+    const buckets =
+      (
+        response.aggregations?.sessions as
+          { buckets: { key: string; last: { value: number | null } }[] } | undefined
+      )?.buckets ?? [];
+    return buckets.map((bucket) => ({
+      sessionId: String(bucket.key),
+      lastActivityAt: bucket.last.value ?? 0,
+    }));
+  } catch (error) {
+    throw classifyElasticsearchError(error);
+  }
+}
+
+/** The tenants that have documents of a project (a CLI without --tenant takes the only one). */
+export async function tenantsWithProject(
+  client: Client,
+  indices: readonly string[],
+  projectId: string,
+): Promise<string[]> {
+  try {
+    const response = await client.search({
+      index: [...indices],
+      size: 0,
+      ignore_unavailable: true,
+      query: { term: { projectId } },
+      aggs: { tenants: { terms: { field: 'tenantId', size: 10 } } },
+    });
+    const buckets =
+      (response.aggregations?.tenants as { buckets: { key: string }[] } | undefined)?.buckets ?? [];
+    return buckets.map((bucket) => String(bucket.key)).sort();
+  } catch (error) {
+    throw classifyElasticsearchError(error);
+  }
+}
