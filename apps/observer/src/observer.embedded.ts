@@ -1,7 +1,9 @@
 import type { Embedder } from '@engram/ai';
 import { contractCodec } from '@engram/kafka';
 import {
+  errorMessage,
   observerSettings,
+  startSweepTimer,
   redactSecrets,
   type ObserverSettings,
   type ObserverGraphStore,
@@ -105,16 +107,9 @@ export async function startEmbeddedObserver(
     .subscribe(projectWorkCodec(topics.projectWork), promotion);
   await processor.start();
 
-  let sweeping: Promise<void> | null = null;
-  const timer = setInterval(() => {
-    sweeping ??= processor
-      .produceTransactionally(() => stage.sweep(), {
-        onCommitted: () => stage.committed(),
-        onAborted: () => stage.aborted(),
-      })
-      .catch((error: unknown) => logger.warn(`observer sweep failed, will retry: ${String(error)}`))
-      .finally(() => (sweeping = null));
-  }, options.sweepIntervalMs ?? 5_000);
+  const sweeper = startSweepTimer(processor, stage, options.sweepIntervalMs ?? 5_000, (error) =>
+    logger.warn(`observer sweep failed, will retry: ${errorMessage(error)}`),
+  );
 
   return {
     stage,
@@ -124,8 +119,7 @@ export async function startEmbeddedObserver(
     inputs: [topics.toolCalls, topics.lifecycle],
     internal: [topics.projectWork],
     async stop() {
-      clearInterval(timer);
-      await sweeping;
+      await sweeper.stop();
       await processor.stop();
     },
   };

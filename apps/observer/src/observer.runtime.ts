@@ -4,6 +4,7 @@ import {
   errorMessage,
   observerSettings,
   redactSecrets,
+  startSweepTimer,
   type ObserverSettings,
   type Synthesiser,
 } from '@engram/core';
@@ -235,18 +236,9 @@ export async function startObserver(options: ObserverRuntimeOptions): Promise<Ob
     .subscribe(projectWorkCodec(topics.projectWork), promotion);
   await processor.start();
 
-  let sweeping: Promise<void> | null = null;
-  const timer = setInterval(() => {
-    sweeping ??= processor
-      .produceTransactionally(() => stage.sweep(), {
-        onCommitted: () => stage.committed(),
-        onAborted: () => stage.aborted(),
-      })
-      .catch((error: unknown) =>
-        logger.warn(`observer sweep failed, will retry: ${errorMessage(error)}`),
-      )
-      .finally(() => (sweeping = null));
-  }, options.sweepIntervalMs ?? 5_000);
+  const sweeper = startSweepTimer(processor, stage, options.sweepIntervalMs ?? 5_000, (error) =>
+    logger.warn(`observer sweep failed, will retry: ${errorMessage(error)}`),
+  );
 
   return {
     kafka,
@@ -256,8 +248,7 @@ export async function startObserver(options: ObserverRuntimeOptions): Promise<Ob
     writer,
     driver,
     async stop() {
-      clearInterval(timer);
-      await sweeping;
+      await sweeper.stop();
       await processor.stop();
       await deadLetters.disconnect();
       await admin.disconnect();

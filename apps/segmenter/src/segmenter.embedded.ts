@@ -1,4 +1,10 @@
-import { redactSecrets, type LlmContinuityAssessor, type SegmenterSettings } from '@engram/core';
+import {
+  errorMessage,
+  redactSecrets,
+  startSweepTimer,
+  type LlmContinuityAssessor,
+  type SegmenterSettings,
+} from '@engram/core';
 import { EmbeddedExactlyOnceProcessor, type SqliteEventLog } from '@engram/embedded';
 import { Logger } from '@nestjs/common';
 import { segmenterCodecs } from './segmenter.runtime';
@@ -80,18 +86,9 @@ export async function startEmbeddedSegmenter(
     .subscribe(codecs.lifecycle, stage.lifecycleStage);
   await processor.start();
 
-  let sweeping: Promise<void> | null = null;
-  const timer = setInterval(() => {
-    sweeping ??= processor
-      .produceTransactionally(() => stage.sweep(), {
-        onCommitted: () => stage.committed(),
-        onAborted: () => stage.aborted(),
-      })
-      .catch((error: unknown) =>
-        logger.warn(`idle-episode sweep failed, will retry: ${String(error)}`),
-      )
-      .finally(() => (sweeping = null));
-  }, options.sweepIntervalMs ?? 5_000);
+  const sweeper = startSweepTimer(processor, stage, options.sweepIntervalMs ?? 5_000, (error) =>
+    logger.warn(`idle-episode sweep failed, will retry: ${errorMessage(error)}`),
+  );
 
   return {
     stage,
@@ -99,8 +96,7 @@ export async function startEmbeddedSegmenter(
     groupId,
     inputs: [topics.prompts, topics.toolCalls, topics.lifecycle],
     async stop() {
-      clearInterval(timer);
-      await sweeping;
+      await sweeper.stop();
       await processor.stop();
     },
   };

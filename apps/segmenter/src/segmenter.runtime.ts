@@ -1,4 +1,10 @@
-import { redactSecrets, type LlmContinuityAssessor, type SegmenterSettings } from '@engram/core';
+import {
+  errorMessage,
+  redactSecrets,
+  startSweepTimer,
+  type LlmContinuityAssessor,
+  type SegmenterSettings,
+} from '@engram/core';
 import {
   AvroRegistry,
   contractCodec,
@@ -161,30 +167,16 @@ export async function startSegmenter(options: SegmenterRuntimeOptions): Promise<
     .subscribe(codecs.lifecycle, stage.lifecycleStage);
   await processor.start();
 
-  let sweeping = false;
-  const timer = setInterval(() => {
-    if (sweeping) return;
-    sweeping = true;
-    processor
-      .produceTransactionally(() => stage.sweep(), {
-        onCommitted: () => stage.committed(),
-        // The state in memory went ahead of the log: roll it back to the last commit.
-        onAborted: () => stage.aborted(),
-      })
-      .catch((error: unknown) =>
-        logger.warn(`idle-episode sweep failed, will retry: ${String(error)}`),
-      )
-      .finally(() => {
-        sweeping = false;
-      });
-  }, options.sweepIntervalMs ?? 5_000);
+  const sweeper = startSweepTimer(processor, stage, options.sweepIntervalMs ?? 5_000, (error) =>
+    logger.warn(`idle-episode sweep failed, will retry: ${errorMessage(error)}`),
+  );
 
   return {
     kafka,
     stage,
     processor,
     async stop() {
-      clearInterval(timer);
+      await sweeper.stop();
       await processor.stop();
       await deadLetters.disconnect();
       await admin.disconnect();

@@ -6,6 +6,7 @@ export * from './ports';
 export * from './reliability/dead-letter';
 export * from './reliability/retry-loop';
 export * from './reliability/retry-policy';
+export * from './reliability/sweep-timer';
 export * from './segmentation';
 export * from './redaction';
 export * from './retrieval';
