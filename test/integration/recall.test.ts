@@ -18,7 +18,8 @@ import {
   type Memory,
   type PromptSubmitted,
 } from '@engram/contracts';
-import { modelVector, type RecallRequestInput } from '@engram/core';
+import { modelVector, observerSettings, type RecallRequestInput } from '@engram/core';
+import { SqliteObserverGraph } from '@engram/embedded';
 import {
   BulkWriter,
   createElasticsearchClient,
@@ -55,6 +56,10 @@ import {
   PROJECT,
   TENANT,
 } from '../../apps/retrieval/src/testing/records';
+import {
+  CONTRACT_FILES,
+  contractGraphBatches,
+} from '../../libs/core/src/ports/testing/observer-graph.contract';
 import { uniqueName } from './support/unique';
 
 // Recall on real Elasticsearch with the real MiniLM model: a small corpus of memories, episodes
@@ -261,6 +266,8 @@ describe('recall on real Elasticsearch (BM25 + kNN, fused and phase-weighted)', 
   let stack: RecallStack;
   let server: RecallServerRuntime;
   let recallClient: Record<string, Unary> & { close(): void };
+  let graphDir: string;
+  let graph: SqliteObserverGraph;
 
   const recall = (input: Partial<RecallRequestInput>) =>
     stack.service.recall({ tenantId: TENANT, projectId: PROJECT, ...input });
@@ -293,8 +300,16 @@ describe('recall on real Elasticsearch (BM25 + kNN, fused and phase-weighted)', 
     await BulkWriter.forClient(es).write(operations);
     await es.indices.refresh({ index: Object.values(indices) });
     stack = createRecallStack({ client: es, indices, embedder });
+    // GetFileNeighbors reads the observer graph through its port: here the embedded adapter
+    // (the Neo4j one passes the same contract suite), seeded with the contract's sessions.
+    graphDir = await mkdtemp(join(tmpdir(), 'engram-recall-graph-'));
+    graph = SqliteObserverGraph.open({ dataDir: graphDir, rule: observerSettings() });
+    for (const batch of contractGraphBatches({ tenantId: TENANT, projectId: PROJECT }, 'g')) {
+      await graph.write(batch);
+    }
     const port = await freePort();
     server = await startRecallServer({
+      neighbours: graph,
       elasticsearchUrl: infra.elasticsearchUrl,
       embedder,
       indexPrefix: prefix,
@@ -326,6 +341,8 @@ describe('recall on real Elasticsearch (BM25 + kNN, fused and phase-weighted)', 
   afterAll(async () => {
     recallClient?.close();
     await server?.stop();
+    graph?.close();
+    await rm(graphDir, { recursive: true, force: true });
     await stack?.access.close();
     for (const index of Object.values(indices)) {
       await es.indices.delete({ index, ignore_unavailable: true });
@@ -555,6 +572,33 @@ describe('recall on real Elasticsearch (BM25 + kNN, fused and phase-weighted)', 
       'token-globex',
     );
     expect(globex.results.map((r) => r.provenance.tenant_id)).toEqual([OTHER_TENANT]);
+
+    const neighbours = await call('GetFileNeighbors', {
+      scope: { project_id: PROJECT },
+      file_path: `./${CONTRACT_FILES.A}`,
+    });
+    expect(neighbours).toMatchObject({
+      file_path: CONTRACT_FILES.A,
+      neighbors: [
+        { path: CONTRACT_FILES.B, raw_count: 4, directional: true, direction: 'incoming' },
+        { path: CONTRACT_FILES.C, raw_count: 1 },
+      ],
+    });
+    expect(
+      (neighbours as unknown as { neighbors: { weight: number }[] }).neighbors[0].weight,
+    ).toBeCloseTo(2 / 3, 12);
+    await expect(
+      call('GetFileNeighbors', { scope: { project_id: PROJECT }, file_path: '../etc/passwd' }),
+    ).rejects.toMatchObject({
+      code: status.INVALID_ARGUMENT,
+      details: expect.stringMatching(/^file_path: /) as string,
+    });
+    const foreign = await call(
+      'GetFileNeighbors',
+      { scope: { project_id: PROJECT }, file_path: CONTRACT_FILES.A },
+      'token-globex',
+    );
+    expect((foreign as unknown as { neighbors: unknown[] }).neighbors).toEqual([]);
   });
 
   it('should answer a --queries batch with one JSON line per query, in order, bad lines named', async () => {

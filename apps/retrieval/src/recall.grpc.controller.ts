@@ -42,13 +42,14 @@ export class RecallGrpcController {
 function unimplemented(rpc: string): never {
   throw new RpcException({
     code: status.UNIMPLEMENTED,
-    message: `${rpc} is not implemented by this server yet (engram.recall.v1: only Recall is served today)`,
+    message: `${rpc} is not implemented by this server yet (engram.recall.v1 serves Recall and GetFileNeighbors today)`,
   });
 }
 
 /**
  * The other rpcs of recall.proto, answered UNIMPLEMENTED with a message saying so (instead of
- * grpc-js's generic one). GetFileNeighbors is served elsewhere and deliberately absent here.
+ * grpc-js's generic one). GetFileNeighbors is FileNeighborsGrpcController's (when the server has
+ * the graph) and deliberately absent here.
  * Delete a method from this class when its real handler lands.
  */
 @Controller()

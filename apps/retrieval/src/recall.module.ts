@@ -1,5 +1,8 @@
 import { createEmbedder } from '@engram/ai';
 import { loadConfig } from '@engram/config';
+import { observerSettings } from '@engram/core';
+import { createNeo4jDriver, Neo4jObserverGraphWriter } from '@engram/neo4j';
+import type { Driver } from 'neo4j-driver';
 import {
   Injectable,
   Module,
@@ -20,19 +23,24 @@ import {
 @Injectable()
 export class RecallServerService implements OnApplicationBootstrap, OnApplicationShutdown {
   private runtime?: RecallServerRuntime;
+  private graph?: Driver;
 
   async onApplicationBootstrap(): Promise<void> {
     const config = loadConfig();
+    // GetFileNeighbors reads the observer's graph on Neo4j.
+    this.graph = createNeo4jDriver(config.neo4j);
     this.runtime = await startRecallServer({
       elasticsearchUrl: config.elasticsearch.url,
       embedder: await createEmbedder(),
       indexPrefix: config.topicPrefix,
       url: DEFAULT_RECALL_GRPC_URL,
+      neighbours: new Neo4jObserverGraphWriter(this.graph, observerSettings()),
     });
   }
 
   async onApplicationShutdown(): Promise<void> {
     await this.runtime?.stop();
+    await this.graph?.close();
   }
 }
 

@@ -1,7 +1,12 @@
 import type { Client } from '@elastic/elasticsearch';
 import type { Embedder } from '@engram/ai';
 import { recallProtoPath } from '@engram/contracts';
-import { DEFAULT_RANKING_CONFIG, type RankingConfig, type TenantTokens } from '@engram/core';
+import {
+  DEFAULT_RANKING_CONFIG,
+  type CoAccessReader,
+  type RankingConfig,
+  type TenantTokens,
+} from '@engram/core';
 import {
   createElasticsearchClient,
   retrievalIndexNames,
@@ -18,6 +23,7 @@ import { NestFactory } from '@nestjs/core';
 import { Transport, type MicroserviceOptions } from '@nestjs/microservices';
 import { AccessTracker } from './access-tracker';
 import { CachingEmbedder } from './caching-embedder';
+import { CO_ACCESS_READER, FileNeighborsGrpcController } from './file-neighbors.grpc.controller';
 import {
   RecallGrpcController,
   RecallPendingRpcsController,
@@ -58,13 +64,22 @@ export function createRecallStack(options: {
 /** The Nest module of the gRPC server around an existing RecallService. */
 @Module({})
 export class RecallGrpcModule {
-  static forService(service: RecallService, tokens: TenantTokens | null): DynamicModule {
+  static forService(
+    service: RecallService,
+    tokens: TenantTokens | null,
+    neighbours?: CoAccessReader,
+  ): DynamicModule {
     return {
       module: RecallGrpcModule,
-      controllers: [RecallGrpcController, RecallPendingRpcsController],
+      controllers: [
+        RecallGrpcController,
+        RecallPendingRpcsController,
+        ...(neighbours ? [FileNeighborsGrpcController] : []),
+      ],
       providers: [
         { provide: RecallService, useValue: service },
         { provide: TENANT_TOKENS, useValue: tokens },
+        ...(neighbours ? [{ provide: CO_ACCESS_READER, useValue: neighbours }] : []),
       ],
     };
   }
@@ -81,6 +96,8 @@ export interface RecallServerOptions {
   ranking?: RankingConfig;
   /** Bearer token → tenants; null or absent: requests name their tenant (trusted network). */
   tokens?: TenantTokens | null;
+  /** The observer graph, to serve GetFileNeighbors (absent: that rpc is UNIMPLEMENTED). */
+  neighbours?: CoAccessReader;
   logger?: LogLevel[] | false;
 }
 
@@ -111,7 +128,7 @@ export async function startRecallServer(
   });
   try {
     const app = await NestFactory.createMicroservice<MicroserviceOptions>(
-      RecallGrpcModule.forService(stack.service, options.tokens ?? null),
+      RecallGrpcModule.forService(stack.service, options.tokens ?? null, options.neighbours),
       {
         transport: Transport.GRPC,
         options: {

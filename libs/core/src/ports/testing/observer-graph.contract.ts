@@ -18,9 +18,12 @@ export interface ObserverGraphFixture {
 }
 
 const T0 = Date.UTC(2026, 2, 2, 9);
-const A = 'src/auth/token.ts';
-const B = 'src/auth/session.ts';
-const C = 'src/db/pool.ts';
+export const CONTRACT_FILES = {
+  A: 'src/auth/token.ts',
+  B: 'src/auth/session.ts',
+  C: 'src/db/pool.ts',
+} as const;
+const { A, B, C } = CONTRACT_FILES;
 
 function touch(scope: GraphScope, sessionId: string, path: string, at: number): GraphTouchRow {
   return {
@@ -63,7 +66,7 @@ function pair(
  * again, A with C once), s3 touches only A. So A–B is in 2 of 3 sessions touching either, A–C in
  * 1 of 3; B usually precedes A (4 of 4 ordered observations: directional).
  */
-function sessionBatches(scope: GraphScope, run: string): ObserverGraphBatch[] {
+export function contractGraphBatches(scope: GraphScope, run: string): ObserverGraphBatch[] {
   const batch = (sessionId: string, at: number, files: string[], pairs: GraphSessionPairRow[]) => ({
     ...emptyGraphBatch(),
     sessions: [
@@ -113,7 +116,9 @@ export function describeObserverGraphContract(
 
     const written = async (prefix: string) => {
       const scope = { tenantId: 'acme', projectId: fixture.projectName(prefix) };
-      for (const batch of sessionBatches(scope, scope.projectId)) await fixture.store.write(batch);
+      for (const batch of contractGraphBatches(scope, scope.projectId)) {
+        await fixture.store.write(batch);
+      }
       return scope;
     };
 
@@ -142,7 +147,7 @@ export function describeObserverGraphContract(
     it('should change nothing when the same or older facts are written again', async () => {
       const scope = await written('replay');
       const before = await fixture.store.topCoAccessNeighbours({ ...scope, path: A, k: 5 });
-      const batches = sessionBatches(scope, scope.projectId);
+      const batches = contractGraphBatches(scope, scope.projectId);
       for (const batch of [...batches].reverse()) await fixture.store.write(batch);
       // An older, smaller value of s1's pair (a stale retry) must not roll anything back.
       const stale = {
@@ -158,7 +163,7 @@ export function describeObserverGraphContract(
     it('should keep tenants and projects apart, and find the tenants of a project', async () => {
       const scope = await written('tenants');
       const other = { tenantId: 'globex', projectId: scope.projectId };
-      await fixture.store.write(sessionBatches(other, `${scope.projectId}-globex`)[2]);
+      await fixture.store.write(contractGraphBatches(other, `${scope.projectId}-globex`)[2]);
       expect(await fixture.store.tenantsOfProject(scope.projectId)).toEqual(['acme', 'globex']);
       expect(await fixture.store.topCoAccessNeighbours({ ...other, path: A, k: 5 })).toEqual([]);
       const unknown = fixture.projectName('unknown');

@@ -1,0 +1,83 @@
+import type { Metadata } from '@grpc/grpc-js';
+import {
+  InvalidRecallRequestError,
+  normaliseProjectPath,
+  ProjectPathError,
+  resolveTenant,
+  type CoAccessReader,
+  type GraphCoAccessNeighbour,
+  type TenantTokens,
+} from '@engram/core';
+import { Controller, Inject } from '@nestjs/common';
+import { GrpcMethod } from '@nestjs/microservices';
+import { toRpcException } from './recall-errors';
+import { TENANT_TOKENS } from './recall.grpc.controller';
+
+/** DI token of the observer graph's neighbours reader (Neo4j distributed, SQLite embedded). */
+export const CO_ACCESS_READER = Symbol('CO_ACCESS_READER');
+
+export interface GetFileNeighborsRequestMessage {
+  scope?: { tenantId?: string; projectId?: string };
+  filePath?: string;
+  k?: number;
+}
+
+const DEFAULT_K = 5;
+const MAX_K = 100;
+
+/** The request checked and normalised; errors name the field as recall.proto does. */
+export function fileNeighborsQuery(request: GetFileNeighborsRequestMessage, tenantId: string) {
+  if (tenantId === '') throw new InvalidRecallRequestError('scope.tenantId', 'is required');
+  const projectId = request.scope?.projectId?.trim() ?? '';
+  if (projectId === '') throw new InvalidRecallRequestError('scope.projectId', 'is required');
+  let path: string;
+  try {
+    path = normaliseProjectPath(request.filePath ?? '', null);
+  } catch (error) {
+    if (!(error instanceof ProjectPathError)) throw error;
+    throw new InvalidRecallRequestError(
+      'filePath',
+      `${error.message} (relative to the project root)`,
+    );
+  }
+  const k = request.k ?? 0;
+  if (k > MAX_K) throw new InvalidRecallRequestError('k', `at most ${MAX_K}, got ${k}`);
+  return { tenantId, projectId, path, k: k === 0 ? DEFAULT_K : k };
+}
+
+function neighbourMessage(n: GraphCoAccessNeighbour) {
+  return {
+    path: n.file,
+    weight: n.weight,
+    rawCount: n.rawCount,
+    directional: n.direction !== 'both',
+    direction: n.direction,
+    avgTimeDeltaMs: n.avgTimeDeltaMs,
+    lastObservedAtMs: n.lastObservedAt,
+  };
+}
+
+/**
+ * engram.recall.v1.Recall/GetFileNeighbors: the observer's co-access prediction for a file (SPEC
+ * §5, §12 — the same answer as `engram neighbors`), from the graph port.
+ */
+@Controller()
+export class FileNeighborsGrpcController {
+  constructor(
+    @Inject(CO_ACCESS_READER) private readonly reader: CoAccessReader,
+    @Inject(TENANT_TOKENS) private readonly tokens: TenantTokens | null,
+  ) {}
+
+  @GrpcMethod('Recall', 'GetFileNeighbors')
+  async getFileNeighbors(request: GetFileNeighborsRequestMessage, metadata: Metadata) {
+    try {
+      const authorization = metadata?.get('authorization')[0]?.toString();
+      const tenant = resolveTenant(this.tokens, authorization, request.scope?.tenantId);
+      const query = fileNeighborsQuery(request, tenant);
+      const neighbours = await this.reader.topCoAccessNeighbours(query);
+      return { filePath: query.path, neighbors: neighbours.map(neighbourMessage) };
+    } catch (error) {
+      throw toRpcException(error);
+    }
+  }
+}
