@@ -121,10 +121,11 @@ async function publish(
  * project-work record the session stage committed also committed by the project stage.
  */
 async function settled(runtime: ObserverRuntime, events: number, ended: number): Promise<void> {
-  const { stage, promotion } = runtime;
+  const { processor, stage, promotion } = runtime;
   await eventually(
     () =>
-      stage.counters.toolCalls + stage.counters.lifecycleEvents >= events &&
+      // Committed records of every topic, less the project stage's: the inputs committed.
+      processor.counters.processed - promotion.counters.committedWorks >= events &&
       stage.pendingLifecycle === 0 &&
       stage.counters.sessionsEnded >= ended &&
       promotion.counters.committedWorks === stage.counters.projectWorks
@@ -198,6 +199,26 @@ const memoryLine = (memory: Memory, run: string, projectId: string) =>
     .replaceAll(run, 'RUN')
     .replaceAll(projectId, 'PROJECT');
 
+/**
+ * The memories promoted from the recording: none of its sessions validated, so every one is
+ * marked for review; the auth files read together in four sessions are among them.
+ */
+function expectUnvalidatedAuthMemories(memories: Memory[], sessionIds: string[], scope: Scope) {
+  expect(memories.length).toBeGreaterThan(0);
+  expect(memories.every((m) => m.needsReview && m.tags.includes('unvalidated'))).toBe(true);
+  const auth = memories.filter(
+    (m) => m.relatedFiles.includes(TOKEN) && m.relatedFiles.includes(SESSION),
+  );
+  expect(auth.length).toBeGreaterThan(0);
+  for (const memory of memories) {
+    expect(memory).toMatchObject({ tenantId: 'acme', projectId: scope.projectId });
+    expect(sessionIds).toEqual(expect.arrayContaining(memory.provenanceSessionIds));
+  }
+  console.log(
+    `[observer] memories: ${memories.map((m) => `${m.memoryType}: ${m.content}`).join(' | ')}`,
+  );
+}
+
 /** The CO_ACCESSED edges of a project, by `fileA|fileB`. */
 async function coAccessedEdges(driver: Driver, scope: Scope) {
   const { records } = await driver.executeQuery(
@@ -248,7 +269,6 @@ describe('observer service on real Kafka, Schema Registry and Neo4j', () => {
   const ended = SESSIONS.length - 1;
   let firstRun: string[] = [];
   let deadLettered = -1;
-  let promoted = 0;
 
   const start = (groupId: string, overrides: Partial<Parameters<typeof startObserver>[0]> = {}) =>
     startObserver({
@@ -277,7 +297,6 @@ describe('observer service on real Kafka, Schema Registry and Neo4j', () => {
           `stage ${JSON.stringify(runtime.stage.counters)}; writer ${JSON.stringify(runtime.writer.counters)}`,
       );
       deadLettered = runtime.processor.counters.deadLettered;
-      promoted = runtime.promotion.counters.committedMemories;
       console.log(`[observer] promotion ${JSON.stringify(runtime.promotion.counters)}`);
     } finally {
       await runtime.stop();
@@ -366,25 +385,6 @@ describe('observer service on real Kafka, Schema Registry and Neo4j', () => {
     ]);
   });
 
-  it('should promote memories of the repeated work to memory.memories.v1, unvalidated', async () => {
-    const memories = await memoriesOn(topics.memories, promoted);
-    expect(promoted).toBeGreaterThan(0);
-    const all = [...memories.values()];
-    // No session validated: every memory is marked for review, with lowered confidence.
-    expect(all.every((m) => m.needsReview && m.tags.includes('unvalidated'))).toBe(true);
-    const auth = all.filter(
-      (m) => m.relatedFiles.includes(TOKEN) && m.relatedFiles.includes(SESSION),
-    );
-    expect(auth.length).toBeGreaterThan(0);
-    for (const memory of all) {
-      expect(memory).toMatchObject({ tenantId: 'acme', projectId: scope.projectId });
-      expect(recorded.sessionIds).toEqual(expect.arrayContaining(memory.provenanceSessionIds));
-    }
-    console.log(
-      `[observer] memories: ${all.map((m) => `${m.memoryType}: ${m.content}`).join(' | ')}`,
-    );
-  });
-
   it('should leave the graph unchanged when the topics are replayed from offset 0', async () => {
     expect(firstRun.length).toBeGreaterThan(30);
     // A new deployment: a new consumer group with its own internal topics (like a Kafka Streams
@@ -418,10 +418,10 @@ describe('observer service on real Kafka, Schema Registry and Neo4j', () => {
         await runtime.stop();
       }
       const count = runtime.promotion.counters.committedMemories;
-      const memories = await memoriesOn(topicsOfRun.memories, count);
-      lines.push([...memories.values()].map((m) => memoryLine(m, oneRun, oneScope.projectId)));
+      const memories = [...(await memoriesOn(topicsOfRun.memories, count)).values()];
+      if (name === 'first') expectUnvalidatedAuthMemories(memories, one.sessionIds, oneScope);
+      lines.push(memories.map((m) => memoryLine(m, oneRun, oneScope.projectId)));
     }
-    expect(lines[0].length).toBeGreaterThan(0);
     expect(lines[1].sort()).toEqual(lines[0].sort());
   });
 

@@ -1,7 +1,7 @@
+import { COMPRESS_STATE_ABOVE_BYTES } from '@engram/core';
 import { newDetectorState, type Scratchpad } from '@engram/core';
 import { describe, expect, it } from 'vitest';
 import {
-  COMPRESS_ABOVE_BYTES,
   decodeRecord,
   encodeRecord,
   type ScratchpadRecord,
@@ -46,7 +46,7 @@ describe('observer changelog records', () => {
     const record: ScratchpadRecord = { v: 1, kind: 'scratchpad', partition: 0, pad };
     const json = JSON.stringify(record).length;
     const bytes = encodeRecord(record);
-    expect(json).toBeGreaterThan(COMPRESS_ABOVE_BYTES);
+    expect(json).toBeGreaterThan(COMPRESS_STATE_ABOVE_BYTES);
     expect(bytes.length).toBeLessThan(json / 5);
     expect(decodeRecord(bytes)).toEqual(record);
   });

@@ -58,7 +58,8 @@ async function until(check: () => boolean, timeoutMs = 20_000): Promise<void> {
 const settled = (observer: EmbeddedObserver, events: number) =>
   until(
     () =>
-      observer.stage.counters.toolCalls + observer.stage.counters.lifecycleEvents >= events &&
+      observer.processor.counters.processed - observer.promotion.counters.committedWorks >=
+        events &&
       observer.stage.pendingLifecycle === 0 &&
       observer.promotion.counters.committedWorks === observer.stage.counters.projectWorks,
   );

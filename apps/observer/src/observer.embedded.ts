@@ -1,5 +1,5 @@
 import type { Embedder } from '@engram/ai';
-import { contractCodec } from '@engram/kafka';
+import { codecOnTopic, contractCodec } from '@engram/kafka';
 import {
   errorMessage,
   observerSettings,
@@ -10,7 +10,7 @@ import {
 } from '@engram/core';
 import { EmbeddedExactlyOnceProcessor, type SqliteEventLog } from '@engram/embedded';
 import { Logger } from '@nestjs/common';
-import { DEFAULT_OBSERVER_GROUP, observerCodecs, onTopic } from './observer.runtime';
+import { DEFAULT_OBSERVER_GROUP, observerCodecs } from './observer.runtime';
 import { DEFAULT_OBSERVER_TOPICS, ObserverStage, type ObserverTopics } from './observer.stage';
 import { ProjectPromotionStage } from './project-promotion.stage';
 import { projectWorkCodec } from './project-work';
@@ -88,7 +88,7 @@ export async function startEmbeddedObserver(
   const promotion = new ProjectPromotionStage({
     settings,
     stateTopic: topics.projectState,
-    memories: onTopic(contractCodec('memory.memories.v1'), topics.memories),
+    memories: codecOnTopic(contractCodec('memory.memories.v1'), topics.memories),
     restore: restoreFrom(topics.projectState),
     ...(options.embedder && { embedder: options.embedder }),
   });

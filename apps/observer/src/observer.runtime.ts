@@ -18,8 +18,7 @@ import {
   ExactlyOnceProcessor,
   readChangelog,
   registerContractSchemas,
-  valueSubject,
-  type TopicCodec,
+  codecOnTopic,
 } from '@engram/kafka';
 import {
   createGraphWriterDriver,
@@ -78,15 +77,10 @@ export interface ObserverRuntime {
 
 export const DEFAULT_OBSERVER_GROUP = 'engram-observer';
 
-/** A contract codec moved onto another topic name (tests and benchmarks use their own topics). */
-export function onTopic<E>(codec: TopicCodec<E>, topic: string): TopicCodec<E> {
-  return { ...codec, topic, subject: valueSubject(topic) };
-}
-
 export function observerCodecs(topics: ObserverTopics): ObserverCodecs {
   return {
-    toolCalls: onTopic(contractCodec('agent.tool-calls.v1'), topics.toolCalls),
-    lifecycle: onTopic(contractCodec('agent.lifecycle.v1'), topics.lifecycle),
+    toolCalls: codecOnTopic(contractCodec('agent.tool-calls.v1'), topics.toolCalls),
+    lifecycle: codecOnTopic(contractCodec('agent.lifecycle.v1'), topics.lifecycle),
   };
 }
 
@@ -213,7 +207,7 @@ export async function startObserver(options: ObserverRuntimeOptions): Promise<Ob
   const promotion = new ProjectPromotionStage({
     settings,
     stateTopic: topics.projectState,
-    memories: onTopic(contractCodec('memory.memories.v1'), topics.memories),
+    memories: codecOnTopic(contractCodec('memory.memories.v1'), topics.memories),
     restore: (partitions) => readChangelog(kafka, topics.projectState, partitions),
     ...(options.embedder && { embedder: options.embedder }),
     ...(options.synthesiser && { synthesiser: options.synthesiser }),

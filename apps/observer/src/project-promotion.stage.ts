@@ -15,6 +15,8 @@ import {
   type PromotionInput,
   type Rejection,
   type Synthesiser,
+  decodeStateJson,
+  encodeStateJson,
 } from '@engram/core';
 import type {
   AnyStageOutput,
@@ -25,7 +27,6 @@ import type {
   TopicCodec,
 } from '@engram/kafka';
 import { Logger } from '@nestjs/common';
-import { decodeJson, encodeJson } from './observer-records';
 import { projectKeyOf, type ProjectWork, type PromotionRequest } from './project-work';
 
 export interface ProjectPromotionOptions {
@@ -111,7 +112,7 @@ export class ProjectPromotionStage implements ExactlyOnceStage<ProjectWork> {
     this.staged = [...working].map(([key, record]) => ({
       partition: record.partition,
       key,
-      value: encodeJson(record),
+      value: encodeStateJson(record),
     }));
     this.stagedCounts = { works: items.length, memories: memories.length };
     this.transformDone = true;
@@ -233,7 +234,7 @@ export class ProjectPromotionStage implements ExactlyOnceStage<ProjectWork> {
     const current = working.get(key);
     if (current) return current;
     const bytes = (await this.restored(item.partition)).get(key);
-    const record = bytes ? decodeJson<ProjectRecord>(bytes) : newRecord(item);
+    const record = bytes ? decodeStateJson<ProjectRecord>(bytes) : newRecord(item);
     working.set(key, record);
     return record;
   }

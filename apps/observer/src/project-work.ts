@@ -1,15 +1,16 @@
 import type { TaskComplexity, WorkUnitRef } from '@engram/contracts';
-import type {
-  ObserverSignal,
-  PromotionTrigger,
-  ScratchpadCommit,
-  ScratchpadNote,
-  ScratchpadQaIssue,
-  SessionSummary,
-  TopicCodec,
+import {
+  decodeStateJson,
+  encodeStateJson,
+  type ObserverSignal,
+  type PromotionTrigger,
+  type ScratchpadCommit,
+  type ScratchpadNote,
+  type ScratchpadQaIssue,
+  type SessionSummary,
+  type TopicCodec,
 } from '@engram/core';
 import { valueSubject } from '@engram/kafka';
-import { decodeJson, encodeJson } from './observer-records';
 
 /** A promotion the session stage asks for: one trigger's scratchpad content, already cut out. */
 export interface PromotionRequest {
@@ -84,9 +85,9 @@ export function projectWorkCodec(topic: string): TopicCodec<ProjectWork> {
     toAvro: (work): ProjectWorkAvro => ({
       tenantId: work.tenantId,
       projectId: work.projectId,
-      work: encodeJson(work),
+      work: encodeStateJson(work),
     }),
-    fromAvro: (value) => decodeJson<ProjectWork>((value as ProjectWorkAvro).work),
+    fromAvro: (value) => decodeStateJson<ProjectWork>((value as ProjectWorkAvro).work),
     key: projectKeyOf,
     validate: (work) => (work.v === 1 ? [] : [`unknown ProjectWork version ${String(work.v)}`]),
   };

@@ -15,8 +15,7 @@ import {
   ExactlyOnceProcessor,
   readChangelog,
   registerContractSchemas,
-  valueSubject,
-  type TopicCodec,
+  codecOnTopic,
 } from '@engram/kafka';
 import { Logger } from '@nestjs/common';
 import type { Admin, Kafka } from 'kafkajs';
@@ -57,19 +56,14 @@ export interface SegmenterRuntime {
   stop(): Promise<void>;
 }
 
-/** A contract codec moved onto another topic name (tests and benchmarks use their own topics). */
-function onTopic<E>(codec: TopicCodec<E>, topic: string): TopicCodec<E> {
-  return { ...codec, topic, subject: valueSubject(topic) };
-}
-
 export function segmenterCodecs(topics: SegmenterTopics): SegmenterCodecs {
   return {
-    prompts: onTopic(contractCodec('agent.prompts.v1'), topics.prompts),
-    toolCalls: onTopic(contractCodec('agent.tool-calls.v1'), topics.toolCalls),
-    lifecycle: onTopic(contractCodec('agent.lifecycle.v1'), topics.lifecycle),
-    boundaries: onTopic(contractCodec('memory.episode-boundaries.v1'), topics.boundaries),
-    episodes: onTopic(contractCodec('memory.episodes.v1'), topics.episodes),
-    threadLinks: onTopic(contractCodec('memory.thread-links.v1'), topics.threadLinks),
+    prompts: codecOnTopic(contractCodec('agent.prompts.v1'), topics.prompts),
+    toolCalls: codecOnTopic(contractCodec('agent.tool-calls.v1'), topics.toolCalls),
+    lifecycle: codecOnTopic(contractCodec('agent.lifecycle.v1'), topics.lifecycle),
+    boundaries: codecOnTopic(contractCodec('memory.episode-boundaries.v1'), topics.boundaries),
+    episodes: codecOnTopic(contractCodec('memory.episodes.v1'), topics.episodes),
+    threadLinks: codecOnTopic(contractCodec('memory.thread-links.v1'), topics.threadLinks),
   };
 }
 

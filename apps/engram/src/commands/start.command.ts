@@ -68,7 +68,8 @@ async function startDistributed(config: EngramConfig, checkOnly: boolean): Promi
   app.enableShutdownHooks();
   new Logger('engram').log(
     'running distributed: segmenter (→ memory.episode-boundaries.v1, memory.episodes.v1, ' +
-      'memory.thread-links.v1), observer (→ Neo4j graph, memory.memories.v1), retrieval indexer ' +
+      'memory.thread-links.v1), observer (→ Neo4j graph, memory.memories.v1), distiller ' +
+      '(→ memory.memories.v1, episode summaries; LLM when ENGRAM_LLM_* is set), retrieval indexer ' +
       '(→ Elasticsearch) and the gRPC recall API (127.0.0.1:50051). ' +
       'Ctrl-C stops them.',
   );

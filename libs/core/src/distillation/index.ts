@@ -167,3 +167,4 @@ export {
 } from './proposals/promotion';
 export { fromProposalRecord, toProposalRecord } from './proposals/proposal-record';
 export { memorySection, renderMemoryMd, type MemoryMdOptions } from './memory-md';
+export * from './distiller-session';

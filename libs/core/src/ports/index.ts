@@ -2,3 +2,4 @@ export * from './event-log.port';
 export * from './partitioning';
 export * from './stream-stage';
 export * from './observer-graph';
+export * from './state-json';

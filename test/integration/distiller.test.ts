@@ -1,0 +1,524 @@
+import type { Episode, Memory } from '@engram/contracts';
+import { memoryIdOf, segmenterSettings } from '@engram/core';
+import { deadLetterTopic, EventPublisher } from '@engram/kafka';
+import type { Kafka } from 'kafkajs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import {
+  distillerCodecs,
+  ensureDistillerTopics,
+  prefixedDistillerTopics,
+  startDistiller,
+  type DistillerRuntime,
+  type DistillerRuntimeOptions,
+} from '../../apps/distiller/src/distiller.runtime';
+import type { DistillerTopics } from '../../apps/distiller/src/distiller.stage';
+import {
+  compactedSession,
+  debuggingSession,
+  shortSession,
+  type RecordedSession,
+} from '../../apps/distiller/src/testing/distiller-events';
+import { startSegmenter } from '../../apps/segmenter/src/segmenter.runtime';
+import {
+  startFakeChatServer,
+  type FakeChatServer,
+} from '../../libs/ai/src/testing/fake-chat-server';
+import { readAllCommitted, testKafka, testRegistry, topicSize } from './support/kafka-fixtures';
+import { eventually, uniqueName } from './support/unique';
+
+const ROOT = join(__dirname, '..', '..');
+const PARTITIONS = 3;
+const T0 = Date.UTC(2026, 1, 16, 9, 0);
+const HOUR = 3_600_000;
+const MODEL = 'llama3.1:8b';
+/** Distillations of one recordedDay copy. */
+const DISTILLATIONS = 8;
+
+/** A recorded day of one project: debugging with corrections, a compacted session, short ones. */
+function recordedDay(run: string, copies = 1): RecordedSession[] {
+  const scope = { tenantId: 'acme', projectId: `acme/api-${run}` };
+  const sessions: RecordedSession[] = [];
+  for (let i = 0; i < copies; i += 1) {
+    const at = T0 + i * 3 * HOUR;
+    sessions.push(
+      debuggingSession(`${run}-debug-${i}`, at, scope),
+      compactedSession(`${run}-compact-${i}`, at + HOUR, scope),
+      shortSession(`${run}-short-${i}`, at + 2 * HOUR, scope),
+    );
+  }
+  return sessions;
+}
+
+type Part = 'prompts' | 'toolCalls' | 'lifecycle' | 'boundaries';
+
+async function publish(
+  kafka: Kafka,
+  topics: DistillerTopics,
+  sessions: readonly RecordedSession[],
+  parts: readonly Part[] = ['prompts', 'toolCalls', 'boundaries', 'lifecycle'],
+): Promise<number> {
+  const publisher = new EventPublisher(kafka, testRegistry());
+  const codecs = distillerCodecs(topics);
+  await publisher.connect();
+  let count = 0;
+  try {
+    for (const part of parts) {
+      const events = sessions.flatMap((s) => s[part] as unknown[]);
+      await publisher.publish(codecs[part] as never, events as never[]);
+      count += events.length;
+    }
+  } finally {
+    await publisher.disconnect();
+  }
+  return count;
+}
+
+async function readMemories(topics: DistillerTopics, atLeast: number): Promise<Memory[]> {
+  const registry = testRegistry();
+  const messages = await readAllCommitted(testKafka(), topics.memories, atLeast);
+  return Promise.all(messages.map((m) => registry.decode<Memory>(m.value)));
+}
+
+function options(prefix: string, overrides: Partial<DistillerRuntimeOptions> = {}) {
+  return {
+    brokers: inject('infra').kafkaBrokers,
+    registryUrl: inject('infra').registryUrl,
+    topics: prefixedDistillerTopics(prefix),
+    groupId: `${prefix}distiller`,
+    partitions: PARTITIONS,
+    sweepIntervalMs: 300,
+    retry: { initialMs: 100, maxMs: 1_000 },
+    ...overrides,
+  };
+}
+
+/** Every published input event consumed and committed, and no trigger waiting. */
+async function settled(runtime: DistillerRuntime, events: number, distilled = 0): Promise<void> {
+  const { processor, stage } = runtime;
+  await eventually(
+    () =>
+      stage.counters.events >= events &&
+      stage.pendingTriggers === 0 &&
+      stage.counters.distilled >= distilled
+        ? true
+        : undefined,
+    { timeoutMs: 90_000, intervalMs: 100 },
+  ).catch((error: unknown) => {
+    const state = { ...stage.counters, processed: processor.counters.processed };
+    console.log(`[distiller] not settled: ${JSON.stringify(state)}`);
+    throw error;
+  });
+}
+
+/** The latest version of every episode on the episodes topic (compacted: the last one wins). */
+async function latestEpisodes(topics: DistillerTopics): Promise<Map<string, Episode>> {
+  const registry = testRegistry();
+  const messages = await readAllCommitted(testKafka(), topics.episodes, 1, 1_000);
+  const byId = new Map<string, Episode>();
+  for (const message of messages) {
+    const episode = await registry.decode<Episode>(message.value);
+    byId.set(episode.episodeId, episode);
+  }
+  return byId;
+}
+
+const recordIds = (memories: readonly Memory[]) => memories.map((m) => m.eventId).sort();
+
+/** What every distilled memory must satisfy, whatever distilled it. */
+function expectProvenance(memories: readonly Memory[], sessions: readonly RecordedSession[]) {
+  const bySession = new Map(sessions.map((s) => [s.sessionId, s]));
+  for (const memory of memories) {
+    const session = bySession.get(memory.sessionId)!;
+    expect(memory.source).toBe('distilled');
+    expect(memory.provenanceSessionIds).toEqual([memory.sessionId]);
+    expect(memory.sourceEventIds.length).toBeGreaterThan(0);
+    for (const id of memory.sourceEventIds) expect(session.sourceEventIds).toContain(id);
+    // No invented timestamp: each is the time of one of the session's events.
+    expect(session.eventTimes).toContain(memory.createdAt);
+    expect(memory.timestamp).toBe(memory.createdAt);
+    if (memory.memoryType !== 'work_state') {
+      // Deterministic ids: uuid v5 of tenant, project, type and normalised content.
+      expect(memory.memoryId).toBe(
+        memoryIdOf(memory.tenantId, memory.projectId, memory.memoryType, memory.content),
+      );
+    }
+  }
+}
+
+describe('distiller service on real Kafka', () => {
+  const run = uniqueName('dist').replace(/[^a-z0-9]/g, '');
+  const sessions = recordedDay(run);
+  const prefix = `${uniqueName('it-dist')}.`;
+  const topics = prefixedDistillerTopics(prefix);
+  let events = 0;
+  let reference: Memory[] = [];
+  let distilled = 0;
+
+  beforeAll(async () => {
+    const kafka = testKafka();
+    await ensureDistillerTopics(kafka, topics, PARTITIONS);
+    events = await publish(kafka, topics, sessions);
+  });
+
+  it('should distil a recorded day into prioritised, provenanced memories on memory.memories.v1', async () => {
+    const started = Date.now();
+    const runtime = await startDistiller(options(prefix));
+    try {
+      await settled(runtime, events);
+      const seconds = (Date.now() - started) / 1000;
+      distilled = runtime.stage.counters.distilled;
+      console.log(
+        `[distiller] ${sessions.length} sessions, ${events} events, ${distilled} distillations, ` +
+          `${runtime.stage.counters.memories} memories in ${seconds.toFixed(1)} s (start included)`,
+      );
+      reference = await readMemories(topics, runtime.stage.counters.memories);
+      expect(reference).toHaveLength(runtime.stage.counters.memories);
+    } finally {
+      await runtime.stop();
+    }
+    // debug: 3 episodes + end; compacted: 1 episode + compaction + end; short: 1 episode (its
+    // end has one user message, too few).
+    expect(distilled).toBe(DISTILLATIONS);
+    expectProvenance(reference, sessions);
+    const debug = reference.filter((m) => m.sessionId === sessions[0].sessionId);
+    const line = (m: Memory) => `${m.memoryType} ${m.confidence} ${m.content}`;
+    const text = debug.map(line).join('\n');
+    // The correction, the "don't use X, use Y instead" rule, the failing test and its fix, the
+    // command that worked after failing, the decision with its rationale, and the edited files.
+    expect(text).toMatch(/^gotcha 0\.85 User corrected the agent: "No, don't touch the cache TTL/m);
+    expect(text).toMatch(
+      /^preference 0\.85 .*Don't use axios-retry, use our own retryWithBackoff/m,
+    );
+    expect(text).toMatch(/^error_pattern 0\.85 `npm test -- src\/auth\/refresh\.spec\.ts` failed/m);
+    expect(text).toMatch(
+      /^gotcha 0\.85 `npx vitest run src\/auth` worked where `npm run test:unit`/m,
+    );
+    expect(text).toMatch(/^decision 0\.85 .*fake timers instead of real sleeps .* because/m);
+    expect(text).toMatch(/^pattern 0\.6 Modified src\/auth\/clock\.ts/m);
+    const clock = debug.find((m) => m.content.startsWith('Modified src/auth/clock.ts'))!;
+    expect(clock.relatedFiles).toEqual(['src/auth/clock.ts']);
+    expect(clock.tags).toContain('priority:medium');
+    // The compaction left a work state for the agent to continue from.
+    const compacted = reference.filter((m) => m.sessionId === sessions[1].sessionId);
+    expect(compacted.some((m) => m.memoryType === 'work_state')).toBe(true);
+    expect(compacted.map((m) => m.content).join('\n')).toMatch(/Never run migrations/);
+    // Exactly once: one record per memory and distillation.
+    expect(new Set(recordIds(reference)).size).toBe(reference.length);
+  });
+
+  it('should produce nothing new when the triggers are replayed from offset 0 by a new group', async () => {
+    expect(reference.length).toBeGreaterThan(0);
+    const runtime = await startDistiller(options(prefix, { groupId: `${prefix}replay` }));
+    try {
+      await settled(runtime, events);
+      expect(runtime.stage.counters.duplicates).toBe(distilled);
+      expect(runtime.stage.counters.distilled).toBe(0);
+    } finally {
+      await runtime.stop();
+    }
+    const after = await readMemories(topics, reference.length);
+    expect(recordIds(after)).toEqual(recordIds(reference));
+  });
+
+  it('should lose nothing when restarted in the middle of the stream', async () => {
+    expect(reference.length).toBeGreaterThan(0);
+    const restartPrefix = `${uniqueName('it-dist-restart')}.`;
+    const restartTopics = prefixedDistillerTopics(restartPrefix);
+    const kafka = testKafka();
+    await ensureDistillerTopics(kafka, restartTopics, PARTITIONS);
+    // First half: every prompt and tool call, and the episode closes; the ends come later.
+    let published = await publish(kafka, restartTopics, sessions, [
+      'prompts',
+      'toolCalls',
+      'boundaries',
+    ]);
+    const first = await startDistiller(options(restartPrefix));
+    try {
+      await settled(first, published);
+      expect(first.stage.openSessions).toBe(sessions.length);
+    } finally {
+      await first.stop();
+    }
+    published += await publish(kafka, restartTopics, sessions, ['lifecycle']);
+    const second = await startDistiller(options(restartPrefix));
+    try {
+      // The restarted instance consumes only the lifecycle events: the sessions come back from
+      // the changelog, else their ends and compaction would distil nothing.
+      await settled(second, published - first.stage.counters.events);
+      await eventually(() => (second.stage.openSessions === 0 ? true : undefined));
+    } finally {
+      await second.stop();
+    }
+    const memories = await readMemories(restartTopics, reference.length);
+    expect(recordIds(memories)).toEqual(recordIds(reference));
+  });
+
+  it('should dead-letter bad input and go on distilling', async () => {
+    const badPrefix = `${uniqueName('it-dist-dlq')}.`;
+    const badTopics = prefixedDistillerTopics(badPrefix);
+    const kafka = testKafka();
+    await ensureDistillerTopics(kafka, badTopics, PARTITIONS);
+    const session = shortSession(`${run}-dlq`, T0, { tenantId: 'acme', projectId: 'acme/dlq' });
+    const producer = kafka.producer();
+    await producer.connect();
+    await producer.send({
+      topic: badTopics.prompts,
+      messages: [{ key: session.sessionId, value: Buffer.from('not avro at all') }],
+    });
+    await producer.disconnect();
+    const published = await publish(kafka, badTopics, [session]);
+    const runtime = await startDistiller(options(badPrefix));
+    try {
+      await settled(runtime, published, 1);
+      expect(runtime.processor.counters.deadLettered).toBe(1);
+    } finally {
+      await runtime.stop();
+    }
+    const [dead] = await readAllCommitted(kafka, deadLetterTopic(badTopics.prompts), 1, 500);
+    expect(dead.value?.toString()).toBe('not avro at all');
+  });
+
+  it('should distil episodes the real segmenter closes', async () => {
+    const segPrefix = `${uniqueName('it-dist-seg')}.`;
+    const segTopics = prefixedDistillerTopics(segPrefix);
+    const kafka = testKafka();
+    await ensureDistillerTopics(kafka, segTopics, PARTITIONS);
+    const segmenter = await startSegmenter({
+      brokers: inject('infra').kafkaBrokers,
+      registryUrl: inject('infra').registryUrl,
+      settings: segmenterSettings(),
+      topics: {
+        prompts: segTopics.prompts,
+        toolCalls: segTopics.toolCalls,
+        lifecycle: segTopics.lifecycle,
+        boundaries: segTopics.boundaries,
+        episodes: `${segPrefix}memory.episodes.v1`,
+        threadLinks: `${segPrefix}memory.thread-links.v1`,
+        changelog: `${segPrefix}segmenter.state.v1`,
+      },
+      groupId: `${segPrefix}segmenter`,
+      partitions: PARTITIONS,
+      sweepIntervalMs: 500,
+      retry: { initialMs: 100, maxMs: 1_000 },
+    });
+    // The segmenter's sweep may close an episode as idle before the session ends: then no final
+    // close comes, and the state goes after the grace (short here).
+    const distiller = await startDistiller(
+      options(segPrefix, { retention: { endGraceMs: 3_000, idleMs: 24 * HOUR } }),
+    );
+    try {
+      await publish(kafka, segTopics, sessions, ['prompts', 'toolCalls', 'lifecycle']);
+      // Every session ends: the segmenter closes its last episode (`session_end`) and the
+      // distiller drops the session once that close is distilled.
+      await eventually(
+        () =>
+          distiller.stage.counters.triggers > 0 &&
+          distiller.stage.pendingTriggers === 0 &&
+          distiller.stage.openSessions === 0
+            ? true
+            : undefined,
+        { timeoutMs: 90_000, intervalMs: 200 },
+      );
+      const { counters } = distiller.stage;
+      console.log(`[distiller] with the segmenter: ${JSON.stringify(counters)}`);
+      // Every close of the segmenter and every end found its session's events; only the short
+      // session's end is skipped (one user message).
+      expect(counters.skipped).toBe(1);
+      const memories = await readMemories(segTopics, counters.memories);
+      expectProvenance(memories, sessions);
+      const episodes = new Set(memories.map((m) => m.episodeId).filter((id) => id !== null));
+      expect(episodes.size).toBeGreaterThan(0);
+      expect(memories.map((m) => m.content).join('\n')).toMatch(/axios-retry/);
+      // Narratives annotate the episodes: the last version of every episode has its summary.
+      const latest = await eventually(
+        async () => {
+          const byId = await latestEpisodes(segTopics);
+          const all = [...byId.values()];
+          return all.length > 0 && all.every((e) => e.summary !== null) ? all : undefined;
+        },
+        { timeoutMs: 60_000, intervalMs: 500 },
+      );
+      expect(latest.every((e) => e.agentId === 'engram-distiller')).toBe(true);
+      const debugEpisodes = latest.filter((e) => e.sessionId === sessions[0].sessionId);
+      expect(debugEpisodes.map((e) => e.summary).join(' ')).toMatch(/src\/auth/);
+      console.log(`[distiller] ${latest.length} episodes annotated, e.g. "${latest[0].summary}"`);
+    } finally {
+      await distiller.stop();
+      await segmenter.stop();
+    }
+  });
+});
+
+/**
+ * The answer of a model that read the transcript: a segment whose facts quote the developer's
+ * statements at their times, one fact with a time the transcript does not have, the task.
+ */
+function modelAnswer(messages: { role: string; content: string }[]): string {
+  const transcript = messages[messages.length - 1].content;
+  const said = [...transcript.matchAll(/^\[(\d\d:\d\d)\] USER: (.*)$/gm)];
+  const durable = /\b(don't|never|always|instead|decided|because)\b/i;
+  const facts = said.map(([, time, text]) =>
+    durable.test(text)
+      ? `* 🔴 (${time}) Developer stated: "${text}"`
+      : `* 🟡 (${time}) Asked: ${text}`,
+  );
+  return [
+    '<observations>',
+    '<segment>',
+    `<narrative>The developer worked on: ${said[0]?.[2] ?? 'nothing'}.</narrative>`,
+    '<facts>',
+    ...facts,
+    '* 🟡 (23:59) The developer prefers small pull requests',
+    '</facts>',
+    '</segment>',
+    '</observations>',
+    '<current-task>',
+    `Primary: ${said[said.length - 1]?.[2] ?? 'none'}`,
+    '</current-task>',
+  ].join('\n');
+}
+
+describe('distiller service with an LLM (OpenAI-compatible wire format)', () => {
+  let server: FakeChatServer;
+
+  beforeAll(async () => {
+    server = await startFakeChatServer({ model: MODEL, apiKey: 'sk-test', respond: modelAnswer });
+  });
+  afterAll(() => server.close());
+
+  it('should distil through the LLM and wait out an outage without skipping a window', async () => {
+    const run = uniqueName('llm').replace(/[^a-z0-9]/g, '');
+    const sessions = recordedDay(run);
+    const prefix = `${uniqueName('it-dist-llm')}.`;
+    const topics = prefixedDistillerTopics(prefix);
+    const kafka = testKafka();
+    await ensureDistillerTopics(kafka, topics, PARTITIONS);
+    // The endpoint is down for the first calls (503), then recovers.
+    server.next(
+      { kind: 'status', status: 503, body: { error: { message: 'overloaded' } } },
+      { kind: 'status', status: 503, body: { error: { message: 'overloaded' } } },
+      { kind: 'status', status: 503, body: { error: { message: 'overloaded' } } },
+    );
+    const events = await publish(kafka, topics, sessions);
+    const runtime = await startDistiller(
+      options(prefix, {
+        llm: { baseUrl: server.baseUrl, model: MODEL, apiKey: 'sk-test', maxAttempts: 1 },
+      }),
+    );
+    let memories: Memory[];
+    try {
+      await settled(runtime, events, DISTILLATIONS);
+      memories = await readMemories(topics, runtime.stage.counters.memories);
+      expect(runtime.stage.counters.distilled).toBe(DISTILLATIONS);
+    } finally {
+      await runtime.stop();
+    }
+    // Every window was distilled once, after the three refused calls.
+    const calls = server.requests.filter((r) => r.path === '/v1/chat/completions');
+    expect(calls.length).toBe(DISTILLATIONS + 3);
+    expect(runtime.distiller.method).toBe('llm');
+    expectProvenance(memories, sessions);
+    const text = memories.map((m) => m.content).join('\n');
+    expect(text).toMatch(/Developer stated: "Don't use axios-retry, use our own retryWithBackoff/);
+    // An LLM's facts wait for review; the invented 23:59 lost its time (checked above).
+    expect(memories.filter((m) => m.memoryType !== 'work_state').every((m) => m.needsReview)).toBe(
+      true,
+    );
+    const invented = memories.find((m) => m.content.includes('small pull requests'))!;
+    expect(invented).toBeDefined();
+    const work = memories.filter((m) => m.memoryType === 'work_state');
+    expect(work.length).toBeGreaterThan(0);
+    const body = calls[calls.length - 1].body as { messages: { role: string }[] };
+    expect(body.messages.map((m) => m.role)).toEqual(['system', 'user']);
+  });
+});
+
+describe('distiller service under load and SIGKILL', () => {
+  const run = uniqueName('load').replace(/[^a-z0-9]/g, '');
+  const COPIES = 20;
+  const sessions = recordedDay(run, COPIES);
+  let reference: Memory[] = [];
+
+  beforeAll(() => {
+    // The killed run is a separate process running the compiled service.
+    execFileSync('npm', ['run', '-s', 'build'], { cwd: ROOT, stdio: 'inherit' });
+  });
+
+  it('should distil a day of sixty sessions (throughput, measured)', async () => {
+    const prefix = `${uniqueName('it-dist-load')}.`;
+    const topics = prefixedDistillerTopics(prefix);
+    const kafka = testKafka();
+    await ensureDistillerTopics(kafka, topics, PARTITIONS);
+    const events = await publish(kafka, topics, sessions);
+    const runtime = await startDistiller(options(prefix));
+    const started = Date.now();
+    try {
+      await settled(runtime, events, DISTILLATIONS * COPIES);
+      const seconds = (Date.now() - started) / 1000;
+      const { counters } = runtime.stage;
+      console.log(
+        `[distiller] load: ${sessions.length} sessions, ${events} events, ${counters.distilled} ` +
+          `distillations, ${counters.memories} memories in ${seconds.toFixed(1)} s after start: ` +
+          `${(sessions.length / seconds).toFixed(1)} sessions/s, ` +
+          `${(counters.distilled / seconds).toFixed(1)} distillations/s, ` +
+          `${runtime.processor.counters.transactions} transactions`,
+      );
+      reference = await readMemories(topics, counters.memories);
+    } finally {
+      await runtime.stop();
+    }
+    expect(reference).toHaveLength(new Set(recordIds(reference)).size);
+    expectProvenance(reference, sessions);
+  });
+
+  it("should write exactly the uninterrupted run's memories when SIGKILLed mid-stream", async () => {
+    expect(reference.length).toBeGreaterThan(0);
+    const prefix = `${uniqueName('it-dist-kill')}.`;
+    const topics = prefixedDistillerTopics(prefix);
+    const kafka = testKafka();
+    await ensureDistillerTopics(kafka, topics, PARTITIONS);
+    await publish(kafka, topics, sessions);
+    const env = {
+      ...process.env,
+      ENGRAM_KAFKA_BROKERS: inject('infra').kafkaBrokers.join(','),
+      ENGRAM_SCHEMA_REGISTRY_URL: inject('infra').registryUrl,
+      ENGRAM_TOPIC_PREFIX: prefix,
+      ENGRAM_SEGMENTER_PARTITIONS: String(PARTITIONS),
+      ENGRAM_RETRY_INITIAL_MS: '100',
+      ENGRAM_RETRY_MAX_MS: '2000',
+    };
+    const start = (): ChildProcess =>
+      spawn(process.execPath, [join(ROOT, 'dist/apps/distiller/src/main.js')], {
+        env,
+        stdio: 'ignore',
+      });
+    // Killed once some memories are out and before all are: in the middle of the stream.
+    const first = start();
+    const size = await eventually(
+      async () => {
+        const records = await topicSize(kafka, topics.memories);
+        return records > reference.length / 5 ? records : undefined;
+      },
+      { timeoutMs: 60_000, intervalMs: 50 },
+    );
+    first.kill('SIGKILL');
+    await new Promise((resolve) => first.once('exit', resolve));
+    const last = start();
+    try {
+      // The successor waits out the killed member's session (about 30 s) before it is assigned.
+      await eventually(
+        async () =>
+          (await topicSize(kafka, topics.memories)) >= reference.length ? true : undefined,
+        { timeoutMs: 150_000, intervalMs: 500 },
+      );
+      const memories = await readMemories(topics, reference.length);
+      console.log(`[distiller] killed at ${size}/${reference.length} memory records`);
+      expect(recordIds(memories)).toEqual(recordIds(reference));
+    } finally {
+      last.kill('SIGTERM');
+      await new Promise((resolve) => last.once('exit', resolve));
+    }
+  }, 240_000);
+});
