@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { Command } from 'commander';
 import { registerBenchCommand } from './commands/bench.command';
+import { registerBootstrapCommand } from './commands/bootstrap.command';
 import { registerDemoCommand } from './commands/demo.command';
 import { registerLinksCommand } from './commands/links.command';
 import { registerNeighborsCommand } from './commands/neighbors.command';
@@ -22,6 +23,7 @@ registerBenchCommand(program);
 registerLinksCommand(program);
 registerNeighborsCommand(program);
 registerRecallCommand(program);
+registerBootstrapCommand(program);
 registerReplayCommand(program);
 
 program.parseAsync(process.argv).catch((error: unknown) => {

@@ -1,6 +1,7 @@
 import { segmenterSettings, StreamSegmenter, type SegmenterPrompt } from '@engram/core';
 import { loadConfig } from '@engram/config';
 import type { Command } from 'commander';
+import { benchObserve, formatObserveBench } from './bench-observe';
 import { benchSegmentEndToEnd } from './bench-segment-e2e';
 import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -144,7 +145,7 @@ export function registerBenchCommand(program: Command): void {
   program
     .command('bench')
     .description('benchmarks; with --json the last line is one JSON object of the figures')
-    .argument('<target>', 'segment (more targets land with their services)')
+    .argument('<target>', 'segment | observe (more targets land with their services)')
     .option('--prompts <n>', 'prompts to segment (core) or publish (distributed)', (v) =>
       Number.parseInt(v, 10),
     )
@@ -153,14 +154,37 @@ export function registerBenchCommand(program: Command): void {
       '--dataset <file>',
       'core: PromptSubmitted JSON lines to repeat instead of the synthetic worst case',
     )
+    .option('--sessions <n>', 'observe: synthetic sessions of 40 tool calls', (v) =>
+      Number.parseInt(v, 10),
+    )
+    .option('--batch <n>', 'observe: tool calls per observer transaction (graph batch)', (v) =>
+      Number.parseInt(v, 10),
+    )
     .option('--json', 'print the figures as one JSON line')
     .action(
       async (
         target: string,
-        options: { prompts?: number; json?: boolean; distributed?: boolean; dataset?: string },
+        options: {
+          prompts?: number;
+          json?: boolean;
+          distributed?: boolean;
+          dataset?: string;
+          sessions?: number;
+          batch?: number;
+        },
       ) => {
+        if (target === 'observe') {
+          const result = await benchObserve({
+            sessions: options.sessions ?? 2_000,
+            batchCalls: options.batch ?? 500,
+            distributed: options.distributed ?? false,
+            neo4jUrl: loadConfig().neo4j.url,
+          });
+          console.log(options.json ? JSON.stringify(result) : formatObserveBench(result));
+          return;
+        }
         if (target !== 'segment') {
-          console.error(`engram bench ${target}: not available yet (available: segment)`);
+          console.error(`engram bench ${target}: not available yet (available: segment, observe)`);
           process.exitCode = 2;
           return;
         }

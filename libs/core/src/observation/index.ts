@@ -33,3 +33,4 @@ export * from './promotion/templates';
 export * from './promotion/synthesiser';
 export * from './promotion/memory-builder';
 export * from './promotion/promotion-pipeline';
+export * from './git-co-commits';

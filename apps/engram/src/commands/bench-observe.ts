@@ -1,0 +1,243 @@
+import type { Typed } from '@engram/contracts';
+import {
+  emptyProjectStats,
+  foldSignal,
+  observerSettings,
+  SessionSignalDetector,
+  type ObserverGraphBatch,
+  type ObserverGraphWriter,
+} from '@engram/core';
+import { SqliteObserverGraph } from '@engram/embedded';
+import type { Delivered } from '@engram/kafka';
+import {
+  createGraphWriterDriver,
+  ensureGraphSchema,
+  Neo4jObserverGraphWriter,
+} from '@engram/neo4j';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { prefixedObserverTopics } from '../../../observer/src/observer.runtime';
+import { ObserverStage } from '../../../observer/src/observer.stage';
+
+/** What `engram bench observe --json` prints (one JSON object). */
+export interface ObserveBench {
+  benchmark: 'observe';
+  graph: 'embedded' | 'distributed';
+  sessions: number;
+  toolCalls: number;
+  core: { seconds: number; callsPerSecond: number; signalsPerSecond: number; signals: number };
+  graphWrites: {
+    /** Tool calls per observer transaction (and so per graph batch). */
+    batchCalls: number;
+    batches: number;
+    seconds: number;
+    /** Per-session co-access pair rows upserted (each recomputes its CO_ACCESSED edge). */
+    coAccessUpdates: number;
+    coAccessUpdatesPerSecond: number;
+    rowsPerSecond: number;
+  };
+  cores: number;
+}
+
+const FILES_PER_MODULE = 20;
+const MODULES = 10;
+const CALLS_PER_SESSION = 40;
+
+/** A small deterministic PRNG (mulberry32): the same sessions on every run. */
+function random(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/**
+ * Sessions of one repository as agents work: each stays mostly in one module (reads, edits, a
+ * test run now and then, sometimes failing), so files recur together — the co-access the
+ * observer exists to find — with some calls elsewhere.
+ */
+export function syntheticToolCalls(sessions: number): Typed<'ToolCallObserved'>[][] {
+  const next = random(42);
+  const start = Date.UTC(2026, 10, 1);
+  const file = (module: number) =>
+    `src/module-${module}/file-${Math.floor(next() * FILES_PER_MODULE)}.ts`;
+  return Array.from({ length: sessions }, (_, s) => {
+    const home = s % MODULES;
+    const sessionId = `bench-observe-${s}`;
+    return Array.from({ length: CALLS_PER_SESSION }, (_, step) => {
+      const roll = next();
+      const module = next() < 0.85 ? home : Math.floor(next() * MODULES);
+      const bash = roll > 0.9;
+      const failed = bash && next() < 0.4;
+      return {
+        type: 'ToolCallObserved' as const,
+        eventId: `${sessionId}:${step}`,
+        tenantId: 'bench',
+        projectId: 'bench/repo',
+        sessionId,
+        agentId: 'bench-agent',
+        userId: null,
+        timestamp: start + s * 3_600_000 + step * 2_000,
+        schemaVersion: 1,
+        promptId: 1 + Math.floor(step / 8),
+        stepIndex: step,
+        toolName: bash ? 'Bash' : roll < 0.6 ? 'Read' : 'Edit',
+        filePaths: bash ? [] : [file(module)],
+        command: bash ? 'npm test' : null,
+        argsJson: '{}',
+        outcome: failed ? ('error' as const) : ('ok' as const),
+        errorMessage: failed ? `FAIL src/module-${module}/spec.ts:${step} expected 1, got 2` : null,
+        durationMs: 40,
+        tokensUsed: 300,
+        mcp: false,
+      };
+    });
+  });
+}
+
+/** Calls/s and signals/s of the pure core: detector per session, statistics per project. */
+function benchCore(sessions: Typed<'ToolCallObserved'>[][]) {
+  const settings = observerSettings();
+  const run = () => {
+    const stats = emptyProjectStats();
+    let signals = 0;
+    const started = process.hrtime.bigint();
+    for (const calls of sessions) {
+      const detector = SessionSignalDetector.start(calls[0], null, settings);
+      for (const call of calls) {
+        for (const signal of detector.observe(call).signals) {
+          foldSignal(stats, signal);
+          signals += 1;
+        }
+      }
+      for (const signal of detector.finish()) foldSignal(stats, signal);
+    }
+    return { seconds: Number(process.hrtime.bigint() - started) / 1e9, signals };
+  };
+  run();
+  const passes = [run(), run(), run()].sort((a, b) => a.seconds - b.seconds);
+  return passes[1];
+}
+
+/**
+ * The graph batches the observer stage writes, `batchCalls` tool calls per transaction, the
+ * sessions' calls interleaved as partitions deliver them.
+ */
+async function graphBatches(sessions: Typed<'ToolCallObserved'>[][], batchCalls: number) {
+  const batches: ObserverGraphBatch[] = [];
+  const capture: ObserverGraphWriter = {
+    write: (batch) => Promise.resolve(void batches.push(batch)),
+  };
+  const stage = new ObserverStage(prefixedObserverTopics('bench.'), {
+    settings: observerSettings(),
+    restore: () => Promise.resolve(new Map()),
+    writer: capture,
+    positions: {
+      endOffset: () => Promise.resolve(0),
+      committedOffsets: (partitions) => Promise.resolve(new Map(partitions.map((p) => [p, 0]))),
+    },
+    redact: (text) => text,
+  });
+  const interleaved = sessions.flatMap((calls, s) =>
+    calls.map((call, i) => ({ call, order: i * sessions.length + s })),
+  );
+  interleaved.sort((a, b) => a.order - b.order);
+  for (let i = 0; i < interleaved.length; i += batchCalls) {
+    const items: Delivered<Typed<'ToolCallObserved'>>[] = interleaved
+      .slice(i, i + batchCalls)
+      .map(({ call }, j) => ({
+        event: call,
+        topic: 'bench',
+        partition: 0,
+        offset: String(i + j),
+        key: null,
+        headers: {},
+      }));
+    await stage.toolCallStage.transform(items);
+    stage.committed();
+  }
+  return batches;
+}
+
+const rowsOf = (batch: ObserverGraphBatch) =>
+  batch.sessions.length + batch.touches.length + batch.sessionPairs.length + batch.errors.length;
+
+/**
+ * `engram bench observe`: the core's signals/s, then co-access updates/s into the graph (SQLite
+ * embedded, or Neo4j with --distributed) with the observer's own batches.
+ */
+export async function benchObserve(options: {
+  sessions: number;
+  batchCalls: number;
+  distributed: boolean;
+  neo4jUrl: string;
+}): Promise<ObserveBench> {
+  const sessions = syntheticToolCalls(options.sessions);
+  const toolCalls = sessions.length * CALLS_PER_SESSION;
+  const core = benchCore(sessions);
+  const batches = await graphBatches(sessions, options.batchCalls);
+  const write = async (writer: ObserverGraphWriter) => {
+    const started = process.hrtime.bigint();
+    for (const batch of batches) await writer.write(batch);
+    return Number(process.hrtime.bigint() - started) / 1e9;
+  };
+  let seconds: number;
+  if (options.distributed) {
+    const driver = createGraphWriterDriver({ url: options.neo4jUrl });
+    try {
+      await ensureGraphSchema(driver);
+      // The bench's own project: clear what an earlier run left, so every run writes afresh.
+      await driver.executeQuery('MATCH (n {projectId: "bench/repo"}) DETACH DELETE n');
+      seconds = await write(new Neo4jObserverGraphWriter(driver, observerSettings()));
+    } finally {
+      await driver.close();
+    }
+  } else {
+    const dir = mkdtempSync(join(tmpdir(), 'engram-bench-observe-'));
+    const graph = SqliteObserverGraph.open({ dataDir: dir, rule: observerSettings() });
+    try {
+      seconds = await write(graph);
+    } finally {
+      graph.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+  const coAccessUpdates = batches.reduce((sum, b) => sum + b.sessionPairs.length, 0);
+  const rows = batches.reduce((sum, b) => sum + rowsOf(b), 0);
+  return {
+    benchmark: 'observe',
+    graph: options.distributed ? 'distributed' : 'embedded',
+    sessions: sessions.length,
+    toolCalls,
+    core: {
+      seconds: Number(core.seconds.toFixed(3)),
+      callsPerSecond: Math.round(toolCalls / core.seconds),
+      signalsPerSecond: Math.round(core.signals / core.seconds),
+      signals: core.signals,
+    },
+    graphWrites: {
+      batchCalls: options.batchCalls,
+      batches: batches.length,
+      seconds: Number(seconds.toFixed(3)),
+      coAccessUpdates,
+      coAccessUpdatesPerSecond: Math.round(coAccessUpdates / seconds),
+      rowsPerSecond: Math.round(rows / seconds),
+    },
+    cores: cpus().length,
+  };
+}
+
+export function formatObserveBench(result: ObserveBench): string {
+  const { core, graphWrites: g } = result;
+  return (
+    `observe core: ${core.callsPerSecond.toLocaleString('en')} tool calls/s, ` +
+    `${core.signalsPerSecond.toLocaleString('en')} signals/s (${result.toolCalls} calls, ${result.sessions} sessions)\n` +
+    `graph (${result.graph}): ${g.coAccessUpdatesPerSecond.toLocaleString('en')} co-access updates/s, ` +
+    `${g.rowsPerSecond.toLocaleString('en')} rows/s (${g.coAccessUpdates} updates in ${g.batches} batches of ` +
+    `${g.batchCalls} tool calls, ${g.seconds} s, ${result.cores} cores; target ≥ 20,000 co-access updates/s)`
+  );
+}
