@@ -135,8 +135,18 @@ async function settled(runtime: ObserverRuntime, events: number, ended: number):
   );
 }
 
+/**
+ * A record value as plain JSON: Neo4j integers as numbers, and map keys sorted — Neo4j returns a
+ * map's properties in no fixed order, so two equal graphs could otherwise print differently.
+ */
 const plain = (value: unknown): unknown =>
-  JSON.parse(JSON.stringify(value, (_key, v: unknown) => (isInt(v) ? v.toNumber() : v))) as unknown;
+  JSON.parse(
+    JSON.stringify(value, (_key, v: unknown) => {
+      if (isInt(v)) return v.toNumber();
+      if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
+      return Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1)));
+    }),
+  ) as unknown;
 
 /**
  * The project's whole graph as sorted lines: nodes with their properties, relationships with

@@ -9,20 +9,20 @@
  *   (:Session)-[:TOUCHED {reads, edits, accesses, firstAt, lastAt}]->(:File)
  *   (:File)-[:SESSION_CO_ACCESS {sessionId, rawCount, timeDeltaSumMs, aThenB, …}]->(:File)
  *   (:Session)-[:HIT {occurrences, …}]->(:ErrorPattern)
- * and the project-wide `CO_ACCESSED` edge (and `ErrorPattern` totals) are recomputed from them:
- * sessions with both = the pair's SESSION_CO_ACCESS relationships, sessions with either = the
- * two files' TOUCHED degrees minus both. Writing a fact again sets the same values, recomputing
- * gives the same totals: the graph after a replay is the graph before it. Fact values only move
+ and the project-wide `CO_ACCESSED` edge totals move with them: each fact's update adds to its
+ * edge exactly the difference between the fact's values after and before (and one session when
+ * the fact is new), so writing a fact again adds nothing — the graph after a replay is the graph
+ * before it — and no write ever scans the per-session facts (a popular pair has thousands).
+ * Sessions with either = the two files' TOUCHED degrees minus both. Fact values only move
  * forward (`atLeast` / `atMost`), so a stale write — an older batch retried after a newer one
  * committed, or a session restarted from scratch after its state was dropped — never rolls
- * anything back.
+ * anything back. (`ErrorPattern` totals, over far fewer facts, are still recomputed from them.)
  *
  * Concurrency: partitions of other sessions write the same files and pairs at the same time.
- * Every transaction that changes an input of an edge (a new TOUCHED of an endpoint, a
- * SESSION_CO_ACCESS of the pair) recomputes that edge, and it takes the edge's write lock
- * (`SET e._lock`, removed again in the same statement) BEFORE reading the inputs. The last
- * transaction to recompute an edge therefore reads every input committed before it, and an input
- * committed after that read belongs to a transaction that recomputes the edge after it. Locks are
+ * A transaction takes an edge's write lock (`SET e._lock`, removed in the same statement) before
+ * it reads the edge's totals, so increments of concurrent sessions serialise and none is lost;
+ * every transaction that changes an input of the derived values (a new TOUCHED of an endpoint,
+ * the pair's totals) recomputes them under the same lock, reading every input committed before. Locks are
  * taken in sorted row order; a deadlock that still happens is a transient error and is retried.
  */
 
@@ -63,54 +63,50 @@ SET t.reads = ${atLeast('t.reads', 'toInteger(row.reads)')},
     t.firstAt = ${atMost('t.firstAt', 'toInteger(row.firstAt)')},
     t.lastAt = ${atLeast('t.lastAt', 'toInteger(row.lastAt)')}`;
 
+/** The counters a pair's session fact adds to its CO_ACCESSED edge. */
+const PAIR_COUNTERS = ['rawCount', 'timeDeltaSumMs', 'timedCount', 'aThenB', 'bThenA', 'sameStep'];
+
+/**
+ * One session's facts of a pair, and the pair's CO_ACCESSED totals moved by exactly what the
+ * facts moved: the edge's write lock is taken first, the session fact's values before and after
+ * its (forward-only) update give the deltas — zero for a replayed or stale write — and a session
+ * fact created now adds one session. So the totals never need a scan of the per-session facts.
+ */
 export const UPSERT_SESSION_PAIRS = `
 UNWIND $rows AS row
 MERGE (a:File {tenantId: row.tenantId, projectId: row.projectId, path: row.fileA})
 MERGE (b:File {tenantId: row.tenantId, projectId: row.projectId, path: row.fileB})
+MERGE (a)-[e:CO_ACCESSED]->(b)
+SET e._lock = true
 MERGE (a)-[r:SESSION_CO_ACCESS {sessionId: row.sessionId}]->(b)
-SET r.rawCount = ${atLeast('r.rawCount', 'toInteger(row.rawCount)')},
-    r.timeDeltaSumMs = ${atLeast('r.timeDeltaSumMs', 'toInteger(row.timeDeltaSumMs)')},
-    r.timedCount = ${atLeast('r.timedCount', 'toInteger(row.timedCount)')},
-    r.aThenB = ${atLeast('r.aThenB', 'toInteger(row.aThenB)')},
-    r.bThenA = ${atLeast('r.bThenA', 'toInteger(row.bThenA)')},
-    r.sameStep = ${atLeast('r.sameStep', 'toInteger(row.sameStep)')},
-    r.lastObservedAt = ${atLeast('r.lastObservedAt', 'toInteger(row.lastObservedAt)')}`;
+WITH e, r, row, r.rawCount IS NULL AS isNew,
+     ${PAIR_COUNTERS.map((c) => `coalesce(r.${c}, 0) AS old_${c}`).join(', ')}
+SET ${PAIR_COUNTERS.map((c) => `r.${c} = ${atLeast(`r.${c}`, `toInteger(row.${c})`)}`).join(',\n    ')},
+    r.lastObservedAt = ${atLeast('r.lastObservedAt', 'toInteger(row.lastObservedAt)')}
+SET e.sessionCount = coalesce(e.sessionCount, 0) + CASE WHEN isNew THEN 1 ELSE 0 END,
+    ${PAIR_COUNTERS.map((c) => `e.${c} = coalesce(e.${c}, 0) + r.${c} - old_${c}`).join(',\n    ')},
+    e.lastObservedAt = ${atLeast('e.lastObservedAt', 'r.lastObservedAt')}
+REMOVE e._lock`;
 
 /**
- * The CO_ACCESSED edge of each pair (fileA < fileB), recomputed from the per-session facts:
- * `$directionalShare` / `$directionalMinSamples` are the core's DirectionRule.
+ * The derived values of each changed CO_ACCESSED edge (fileA < fileB) from its totals and the
+ * two files' TOUCHED degrees (a degree lookup, not a scan): weight, average time delta and
+ * direction. `$directionalShare` / `$directionalMinSamples` are the core's DirectionRule.
  */
 export const RECOMPUTE_CO_ACCESSED = `
 UNWIND $rows AS row
 MATCH (a:File {tenantId: row.tenantId, projectId: row.projectId, path: row.fileA})
-MATCH (b:File {tenantId: row.tenantId, projectId: row.projectId, path: row.fileB})
-MERGE (a)-[e:CO_ACCESSED]->(b)
+      -[e:CO_ACCESSED]->(b:File {tenantId: row.tenantId, projectId: row.projectId, path: row.fileB})
 SET e._lock = true
-WITH a, b, e
-CALL (a, b) {
-  MATCH (a)-[s:SESSION_CO_ACCESS]->(b)
-  RETURN count(s) AS sessions, sum(s.rawCount) AS rawCount,
-         sum(s.timeDeltaSumMs) AS timeDeltaSumMs, sum(s.timedCount) AS timedCount,
-         sum(s.aThenB) AS aThenB, sum(s.bThenA) AS bThenA, sum(s.sameStep) AS sameStep,
-         max(s.lastObservedAt) AS lastObservedAt
-}
-WITH e, sessions, rawCount, timeDeltaSumMs, timedCount, aThenB, bThenA, sameStep, lastObservedAt,
-     COUNT { (a)<-[:TOUCHED]-() } + COUNT { (b)<-[:TOUCHED]-() } AS touchedEither,
-     CASE WHEN aThenB >= bThenA THEN aThenB ELSE bThenA END AS majority
-WITH e, sessions, rawCount, timeDeltaSumMs, timedCount, aThenB, bThenA, sameStep, lastObservedAt,
-     touchedEither,
-     CASE WHEN aThenB + bThenA = 0 OR aThenB + bThenA < $directionalMinSamples THEN false
-          ELSE toFloat(majority) / (aThenB + bThenA) >= $directionalShare END AS directional
-SET e.sessionCount = sessions,
-    e.rawCount = rawCount,
-    e.weight = ${weightOf('sessions', 'touchedEither')},
-    e.avgTimeDeltaMs = CASE WHEN timedCount = 0 THEN 0.0 ELSE toFloat(timeDeltaSumMs) / timedCount END,
-    e.aThenB = aThenB,
-    e.bThenA = bThenA,
-    e.sameStep = sameStep,
+WITH e, COUNT { (a)<-[:TOUCHED]-() } + COUNT { (b)<-[:TOUCHED]-() } AS touchedEither,
+     CASE WHEN e.aThenB >= e.bThenA THEN e.aThenB ELSE e.bThenA END AS majority
+WITH e, touchedEither,
+     CASE WHEN e.aThenB + e.bThenA = 0 OR e.aThenB + e.bThenA < $directionalMinSamples THEN false
+          ELSE toFloat(majority) / (e.aThenB + e.bThenA) >= $directionalShare END AS directional
+SET e.weight = ${weightOf('e.sessionCount', 'touchedEither')},
+    e.avgTimeDeltaMs = CASE WHEN e.timedCount = 0 THEN 0.0 ELSE toFloat(e.timeDeltaSumMs) / e.timedCount END,
     e.directional = directional,
-    e.direction = CASE WHEN NOT directional THEN 'none' WHEN aThenB >= bThenA THEN 'a_to_b' ELSE 'b_to_a' END,
-    e.lastObservedAt = lastObservedAt
+    e.direction = CASE WHEN NOT directional THEN 'none' WHEN e.aThenB >= e.bThenA THEN 'a_to_b' ELSE 'b_to_a' END
 REMOVE e._lock`;
 
 /**

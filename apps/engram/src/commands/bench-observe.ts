@@ -127,7 +127,7 @@ function benchCore(sessions: Typed<'ToolCallObserved'>[][]) {
  * The graph batches the observer stage writes, `batchCalls` tool calls per transaction, the
  * sessions' calls interleaved as partitions deliver them.
  */
-async function graphBatches(sessions: Typed<'ToolCallObserved'>[][], batchCalls: number) {
+export async function graphBatches(sessions: Typed<'ToolCallObserved'>[][], batchCalls: number) {
   const batches: ObserverGraphBatch[] = [];
   const capture: ObserverGraphWriter = {
     write: (batch) => Promise.resolve(void batches.push(batch)),
