@@ -677,7 +677,7 @@ describe('recall on real Elasticsearch (BM25 + kNN, fused and phase-weighted)', 
     const run = async (...args: string[]) => {
       const program = new Command().exitOverride();
       registerRecallCommand(program);
-      await program.parseAsync(['node', 'engram', 'recall', ...args]);
+      await program.parseAsync(['node', 'engram', 'recall', '--distributed', ...args]);
     };
     try {
       await run('--queries', file, '--project', PROJECT, '--tenant', TENANT);

@@ -2,11 +2,27 @@ import type { Embedder } from '@engram/ai';
 import type { EngramConfig } from '@engram/config';
 import { observerSettings, segmenterSettings } from '@engram/core';
 import { SqliteEventLog, SqliteObserverGraph } from '@engram/embedded';
+import {
+  startEmbeddedDistiller,
+  type EmbeddedDistiller,
+} from '../../distiller/src/distiller.embedded';
+import {
+  DEFAULT_DISTILLER_GROUP,
+  prefixedDistillerTopics,
+} from '../../distiller/src/distiller.runtime';
 import { startEmbeddedObserver, type EmbeddedObserver } from '../../observer/src/observer.embedded';
 import {
   prefixedObserverTopics,
   DEFAULT_OBSERVER_GROUP,
 } from '../../observer/src/observer.runtime';
+import {
+  embeddedEmbedder,
+  LEXICAL_ONLY_EMBEDDER,
+  startEmbeddedRetrieval,
+  type EmbeddedRetrieval,
+} from '../../retrieval/src/retrieval.embedded';
+import { DEFAULT_INDEXER_GROUP_ID } from '../../retrieval/src/retrieval.runtime';
+import { prefixedRetrievalTopics } from '../../retrieval/src/retrieval-topics';
 import {
   startEmbeddedSegmenter,
   type EmbeddedSegmenter,
@@ -18,8 +34,14 @@ export interface EmbeddedServicesOptions {
   dataDir: string;
   /** Timers (idle episodes, waiting lifecycle events); short in the demo and tests. */
   sweepIntervalMs?: number;
-  /** The observer's draft embedder (novelty check); absent: none. */
-  embedder?: Pick<Embedder, 'id' | 'embed'>;
+  /**
+   * The retrieval indexer's embedder, also the observer's for the novelty check of promotions;
+   * default: the local MiniLM model if installed, else none (BM25-only recall, no novelty check,
+   * said in the log) — see `embeddedEmbedder`.
+   */
+  retrievalEmbedder?: Embedder;
+  /** The distiller's LLM; default the configured one (ENGRAM_LLM_*), null: extractive. */
+  llm?: EngramConfig['llm'];
 }
 
 export interface EmbeddedServices {
@@ -27,6 +49,9 @@ export interface EmbeddedServices {
   graph: SqliteObserverGraph;
   segmenter: EmbeddedSegmenter;
   observer: EmbeddedObserver;
+  distiller: EmbeddedDistiller;
+  /** The retrieval indexer into `retrieval.db`, and a RecallService on it. */
+  retrieval: EmbeddedRetrieval;
   /** Names for people: what runs. */
   running: string[];
   stop(): Promise<void>;
@@ -45,6 +70,7 @@ export async function startEmbeddedServices(
   const settings = observerSettings();
   const graph = SqliteObserverGraph.open({ dataDir, rule: settings });
   const sweepIntervalMs = options.sweepIntervalMs ?? config.segmenter.sweepIntervalMs;
+  const embedder = options.retrievalEmbedder ?? (await embeddedEmbedder());
   const segmenter = await startEmbeddedSegmenter({
     log,
     settings: segmenterSettings({
@@ -67,15 +93,37 @@ export async function startEmbeddedServices(
     partitions: config.segmenter.partitions,
     sweepIntervalMs,
     retry: config.retry,
-    ...(options.embedder && { embedder: options.embedder }),
+    ...(embedder !== LEXICAL_ONLY_EMBEDDER && { embedder }),
+  });
+  const distiller = await startEmbeddedDistiller({
+    log,
+    topics: prefixedDistillerTopics(config.topicPrefix),
+    groupId: config.topicPrefix + DEFAULT_DISTILLER_GROUP,
+    partitions: config.segmenter.partitions,
+    sweepIntervalMs,
+    retry: config.retry,
+    llm: options.llm === undefined ? config.llm : options.llm,
+  });
+  const retrieval = startEmbeddedRetrieval({
+    log,
+    dataDir,
+    embedder,
+    topics: prefixedRetrievalTopics(config.topicPrefix),
+    groupId: config.topicPrefix + DEFAULT_INDEXER_GROUP_ID,
+    partitions: config.segmenter.partitions,
+    retry: config.retry,
   });
   return {
     log,
     graph,
     segmenter,
     observer,
-    running: ['segmenter', 'observer'],
+    distiller,
+    retrieval,
+    running: ['segmenter', 'observer', 'distiller', 'retrieval indexer'],
     async stop() {
+      await retrieval.stop();
+      await distiller.stop();
       await observer.stop();
       await segmenter.stop();
       graph.close();

@@ -2,11 +2,13 @@ import { loadConfig } from '@engram/config';
 import type { Episode, Memory } from '@engram/contracts';
 import type { GraphCoAccessNeighbour } from '@engram/core';
 import type { SqliteEventLog, SqliteObserverGraph } from '@engram/embedded';
+import type { RecallHit } from '../../../retrieval/src/recall.service';
+import { Logger } from '@nestjs/common';
 import type { Command } from 'commander';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startEmbeddedServices } from '../embedded-services';
+import { startEmbeddedServices, type EmbeddedServices } from '../embedded-services';
 import { runReplay, serviceGroups } from './replay.command';
 import { embeddedTarget } from './replay-targets';
 
@@ -23,9 +25,16 @@ export const DEMO_SESSION = join(
   'demo-session.jsonl',
 );
 
+/** What the demo asks the recorded session afterwards (the user corrected the agent on it). */
+export const DEMO_QUESTIONS = [
+  'how do we fake time in the refresh tests?',
+  'what rate limit did we put on product search?',
+];
+
 /**
  * `engram demo`: Engram embedded, end to end, on a shipped recorded session — no servers. Replays
- * it into a fresh data directory, waits until the segmenter has processed it, prints the episodes.
+ * it into a fresh data directory, waits until every service has processed it, prints the
+ * episodes, the files worked on together, the memories, and recall answers with citations.
  */
 export function registerDemoCommand(program: Command): void {
   program
@@ -44,15 +53,24 @@ export function registerDemoCommand(program: Command): void {
 }
 
 async function runDemo(dataDir: string, json: boolean): Promise<void> {
+  // The services' start-up and progress logs would bury the demo's output: warnings only.
+  Logger.overrideLogger(['warn', 'error']);
   const config = loadConfig();
   const started = process.hrtime.bigint();
-  const services = await startEmbeddedServices({ config, dataDir, sweepIntervalMs: 100 });
+  // The extractive distiller: the demo is the same on every machine, without any LLM.
+  const services = await startEmbeddedServices({
+    config,
+    dataDir,
+    sweepIntervalMs: 100,
+    llm: null,
+  });
   const { log } = services;
   const target = await embeddedTarget(config, dataDir);
   let episodes: Episode[];
   let published: number;
   let together: [string, GraphCoAccessNeighbour][];
   let memories: Memory[];
+  let answers: { question: string; results: RecallHit[] }[];
   try {
     const content = readFileSync(DEMO_SESSION, 'utf8');
     const summary = await runReplay({
@@ -66,9 +84,8 @@ async function runDemo(dataDir: string, json: boolean): Promise<void> {
     // SessionEnded closes the last episode on the timer, once the session's inputs are in.
     episodes = await episodesWhenEnded(log, 10_000);
     together = await filesWorkedOnTogether(services.graph, episodes);
-    memories = [...log.replay('memory.memories.v1')].map(
-      (record) => JSON.parse(String(record.value)) as Memory,
-    );
+    memories = latestOf<Memory>(log, 'memory.memories.v1');
+    answers = await askTheSession(services, episodes);
   } finally {
     await target.close();
     await services.stop();
@@ -91,14 +108,111 @@ async function runDemo(dataDir: string, json: boolean): Promise<void> {
     );
   }
   if (together.length === 0) console.log('    —');
-  console.log(`\nMemories promoted by the observer (${memories.length}):`);
-  for (const memory of memories) console.log(`    [${memory.memoryType}] ${memory.content}`);
-  if (memories.length === 0) {
-    console.log(
-      '    none yet: behavioural patterns need the same work in 3 or more sessions, and this\n' +
-        '    recording is one session. Distilled facts and recall come with issues #5 and #6.',
+  const distilled = memories.filter((m) => m.source === 'distilled');
+  console.log(
+    `\nMemories learned (${memories.length}: ${distilled.length} distilled from the episodes, ` +
+      `${memories.length - distilled.length} promoted by the observer — its patterns need the ` +
+      'same work in 3+ sessions; this recording is one). The most confident:',
+  );
+  for (const memory of [...memories].sort((a, b) => b.confidence - a.confidence).slice(0, 8)) {
+    console.log(`    [${memory.memoryType} ${memory.confidence.toFixed(2)}] ${memory.content}`);
+  }
+  if (memories.length === 0) console.log('    —');
+  const lexicalOnly = services.retrieval.recall.service.embeddingModel === 'none';
+  console.log(
+    lexicalOnly
+      ? '\nRecall (`engram recall`), BM25 only: `npm run models:setup` installs the model for kNN:'
+      : '\nRecall (`engram recall`: BM25 and kNN fused, phase-weighted):',
+  );
+  for (const { question, results } of answers) {
+    console.log(`  "${question}"`);
+    results.forEach((hit, i) => console.log(describeHit(hit, i + 1, episodes)));
+    if (results.length === 0) console.log('    —');
+  }
+}
+
+/**
+ * The demo's questions, once the indexer has caught up with the last episode (closed on the
+ * session-end timer, after `replay --wait` returned): the top three answers of each.
+ */
+async function askTheSession(
+  services: EmbeddedServices,
+  episodes: Episode[],
+): Promise<{ question: string; results: RecallHit[] }[]> {
+  if (episodes.length === 0) return [];
+  const { tenantId, projectId } = episodes[0];
+  const { log, retrieval } = services;
+  await caughtUp(log, retrieval.groupId, retrieval.inputs, 10_000);
+  const answers = [];
+  for (const question of DEMO_QUESTIONS) {
+    const answer = await retrieval.recall.service.recall({
+      tenantId,
+      projectId,
+      query: question,
+      k: 3,
+    });
+    answers.push({ question, results: answer.results });
+  }
+  return answers;
+}
+
+async function caughtUp(
+  log: SqliteEventLog,
+  groupId: string,
+  topics: string[],
+  timeoutMs: number,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const behind = () =>
+    topics.some((topic) => {
+      const committed = log.committedOffsets(groupId, topic);
+      return log.endOffsets(topic).some((end, p) => (committed.get(p) ?? 0) < end);
+    });
+  while (behind() && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** One answer with its citation: which episode, which prompts, when. */
+function describeHit(hit: RecallHit, rank: number, episodes: Episode[]): string {
+  const p = hit.provenance;
+  const numbers = p.episodeIds
+    .map((id) => episodes.findIndex((e) => e.episodeId === id) + 1)
+    .filter((n) => n > 0);
+  const at =
+    hit.tier === 'turns'
+      ? hit.turn.timestamp
+      : hit.tier === 'episodes'
+        ? hit.episode.startedAt
+        : hit.memory.memory.createdAt;
+  const citation = [
+    numbers.length ? `episode ${numbers.join(', ')}` : '',
+    p.promptIds.length ? `prompt ${p.promptIds.join(', ')}` : '',
+    `session ${p.sessionIds.join(', ')}`,
+    new Date(at).toISOString().slice(11, 16),
+  ]
+    .filter(Boolean)
+    .join(' · ');
+  const text = hit.text.replace(/\s+/g, ' ').trim();
+  return [
+    `    ${rank}. [${hit.tier === 'memories' ? hit.memory.memory.memoryType : hit.tier.slice(0, -1)}] ${text.length > 110 ? `${text.slice(0, 109)}…` : text}`,
+    `       cited from ${citation}  (score ${hit.score.finalScore.toFixed(3)})`,
+  ].join('\n');
+}
+
+/**
+ * A compacted topic as its readers see it: the latest value of each key, deleted keys gone (the
+ * log keeps every version until compaction: the distiller rewrites episodes with their summary).
+ */
+function latestOf<T>(log: SqliteEventLog, topic: string): T[] {
+  const latest = new Map<string, T | null>();
+  for (const record of log.replay(topic)) {
+    latest.set(
+      String(record.key),
+      record.value === null ? null : (JSON.parse(String(record.value)) as T),
     );
   }
+  return [...latest.values()].filter((value): value is T => value !== null);
 }
 
 /** Each pair of hot files the graph links, once, strongest first. */
@@ -124,9 +238,7 @@ async function filesWorkedOnTogether(
 async function episodesWhenEnded(log: SqliteEventLog, timeoutMs: number): Promise<Episode[]> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const episodes = [...log.replay('memory.episodes.v1')].map(
-      (record) => JSON.parse(String(record.value)) as Episode,
-    );
+    const episodes = latestOf<Episode>(log, 'memory.episodes.v1');
     if (episodes.some((e) => e.closeReason === 'session_end') || Date.now() > deadline) {
       return episodes.sort((a, b) => a.firstPromptId - b.firstPromptId);
     }
@@ -145,5 +257,6 @@ function describeEpisode(episode: Episode, n: number): string {
     `    keywords: ${episode.intentKeywords.slice(0, 8).join(', ')}`,
     `    files:    ${files}`,
     `    tools:    ${episode.toolsUsed.join(', ') || '—'} · failures ${episode.failures} · outcome ${episode.outcome}`,
+    ...(episode.summary ? [`    summary:  ${episode.summary}`] : []),
   ].join('\n');
 }

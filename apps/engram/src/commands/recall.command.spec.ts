@@ -1,14 +1,28 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import { parseConfig } from '@engram/config';
 import { parseRecallRequest, type RecallRequestInput } from '@engram/core';
+import { SqliteRetrievalStore } from '@engram/embedded';
 import { describe, expect, it } from 'vitest';
+import {
+  createEmbeddedRecallStack,
+  LEXICAL_ONLY_EMBEDDER,
+} from '../../../retrieval/src/retrieval.embedded';
 import type { RecallService } from '../../../retrieval/src/recall.service';
+import { startEmbeddedServices } from '../embedded-services';
+import { DEMO_SESSION } from './demo.command';
 import {
   answerRecall,
+  embeddedRecallDeps,
   formatRecall,
   runRecallBatch,
   type RecallDeps,
   type RecallJsonLine,
 } from './recall.command';
+import { runReplay, serviceGroups } from './replay.command';
+import { embeddedTarget } from './replay-targets';
 
 class Collect extends Writable {
   text = '';
@@ -143,5 +157,58 @@ describe('formatRecall', () => {
         '    from sessions s1 · episodes e1',
       ].join('\n'),
     );
+  });
+});
+
+describe('engram recall (embedded, end to end)', () => {
+  it('should answer from what `replay --wait` indexed, with the turn and its episode cited', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'engram-recall-'));
+    const config = parseConfig({});
+    // Lexical only: the path of a machine without the model, and independent of it.
+    const services = await startEmbeddedServices({
+      config,
+      dataDir: dir,
+      sweepIntervalMs: 100,
+      retrievalEmbedder: LEXICAL_ONLY_EMBEDDER,
+    });
+    const target = await embeddedTarget(config, dir);
+    try {
+      const summary = await runReplay({
+        config,
+        content: readFileSync(DEMO_SESSION, 'utf8'),
+        target,
+        errors: new Collect(),
+        wait: { groups: serviceGroups(config, 'embedded'), timeoutMs: 60_000 },
+      });
+      expect(summary.caughtUp).toBe(true);
+      // A second reader of the data directory, as `engram recall` is beside `engram start`.
+      const store = SqliteRetrievalStore.open({ dataDir: dir });
+      const stack = createEmbeddedRecallStack({ store, embedder: LEXICAL_ONLY_EMBEDDER });
+      try {
+        const line = await answerRecall(
+          embeddedRecallDeps(store, stack),
+          { query: 'how do we fake time in the refresh tests?' },
+          { project: 'acme/webshop', k: 10 },
+        );
+        expect(line.tenant).toBe('acme');
+        // The distiller's memory of the user's correction, and the turn it came from.
+        const memory = line.results.find((r) => r.tier === 'memories' && r.type === 'gotcha');
+        expect(memory?.text).toMatch(/vitest fake timers/);
+        const cited = line.results.find((r) => r.tier === 'turns');
+        expect(cited?.text).toMatch(/vitest fake timers/);
+        expect(cited?.provenance).toMatchObject({
+          sessionIds: ['demo-session-1'],
+          promptIds: [2],
+          episodeIds: [expect.any(String)],
+        });
+      } finally {
+        await stack.access.close();
+        store.close();
+      }
+    } finally {
+      await target.close();
+      await services.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -17,8 +17,13 @@ import {
   type RetrievalIndexNames,
 } from '@engram/elasticsearch';
 import { InvalidArgumentError, type Command } from 'commander';
+import { SqliteRetrievalStore } from '@engram/embedded';
 import { readFile } from 'node:fs/promises';
-import { createRecallStack } from '../../../retrieval/src/recall.runtime';
+import { createRecallStack, type RecallStack } from '../../../retrieval/src/recall.runtime';
+import {
+  createEmbeddedRecallStack,
+  embeddedEmbedder,
+} from '../../../retrieval/src/retrieval.embedded';
 import {
   episodeItem,
   memoryItem,
@@ -26,6 +31,7 @@ import {
   turnItem,
 } from '../../../retrieval/src/recall-proto';
 import type { RecallAnswer, RecallHit, RecallService } from '../../../retrieval/src/recall.service';
+import { DEFAULT_DATA_DIR } from './replay.command';
 
 /** One recall as the command line or a `--queries` line states it (SPEC §12). */
 export interface RecallCliQuery {
@@ -302,6 +308,8 @@ interface RecallOptions extends RecallDefaults {
   query?: string;
   queries?: string;
   json?: boolean;
+  dataDir: string;
+  distributed?: boolean;
 }
 
 /** Recall on the configured Elasticsearch (distributed mode), through RecallService. */
@@ -314,6 +322,49 @@ export function elasticsearchRecallDeps(
     service,
     tenantsOf: (project) => tenantsWithProject(client, Object.values(indices), project),
   };
+}
+
+/** Recall on the embedded store in a data directory (what `engram start` indexes into). */
+export function embeddedRecallDeps(store: SqliteRetrievalStore, stack: RecallStack): RecallDeps {
+  return { service: stack.service, tenantsOf: (project) => store.tenantsWithProject(project) };
+}
+
+/**
+ * Embedded (default): the SQLite retrieval store in `--data-dir`, no server. Without the local
+ * model the recall is lexical only, said on stderr (stdout stays the answer, `--json` parseable).
+ */
+async function recallEmbedded(options: RecallOptions): Promise<void> {
+  const store = SqliteRetrievalStore.open({ dataDir: options.dataDir });
+  const embedder = await embeddedEmbedder({ warn: (message) => console.error(message) });
+  const stack = createEmbeddedRecallStack({ store, embedder });
+  try {
+    await runRecallCommand(options, embeddedRecallDeps(store, stack));
+  } finally {
+    // Written before exit: a recall from the command line counts as an access too.
+    await stack.access.close().catch(() => undefined);
+    store.close();
+  }
+}
+
+async function recallDistributed(options: RecallOptions): Promise<void> {
+  const config = loadConfig();
+  const client = createElasticsearchClient(config.elasticsearch.url);
+  const indices = retrievalIndexNames(config.topicPrefix);
+  const stack = createRecallStack({ client, indices, embedder: await createEmbedder() });
+  try {
+    await runRecallCommand(options, elasticsearchRecallDeps(client, indices, stack.service));
+  } catch (error) {
+    if (error instanceof DownstreamUnavailableError) {
+      throw new Error(
+        `cannot reach Elasticsearch at ${config.elasticsearch.url} (ENGRAM_ES_URL): ${error.message}`,
+        { cause: error },
+      );
+    }
+    throw error;
+  } finally {
+    await stack.access.close().catch(() => undefined);
+    await client.close();
+  }
 }
 
 async function runRecallCommand(options: RecallOptions, deps: RecallDeps): Promise<void> {
@@ -358,28 +409,12 @@ export function registerRecallCommand(program: Command): void {
     .option('--tenant <id>', 'the tenant (default: the only tenant with this project)')
     .option('--tier <tier>', 'turns | episodes | memories | all (default all)', tierOption)
     .option('--json', 'print one JSON object')
+    .option('--data-dir <dir>', 'embedded mode: the data directory', DEFAULT_DATA_DIR)
+    .option('--distributed', 'recall from the configured Elasticsearch instead')
     .action(async (options: RecallOptions) => {
       if ((options.query === undefined) === (options.queries === undefined)) {
         throw new Error('pass exactly one of --query TEXT or --queries FILE.jsonl');
       }
-      const config = loadConfig();
-      const client = createElasticsearchClient(config.elasticsearch.url);
-      const indices = retrievalIndexNames(config.topicPrefix);
-      const stack = createRecallStack({ client, indices, embedder: await createEmbedder() });
-      try {
-        await runRecallCommand(options, elasticsearchRecallDeps(client, indices, stack.service));
-      } catch (error) {
-        if (error instanceof DownstreamUnavailableError) {
-          throw new Error(
-            `cannot reach Elasticsearch at ${config.elasticsearch.url} (ENGRAM_ES_URL): ${error.message}`,
-            { cause: error },
-          );
-        }
-        throw error;
-      } finally {
-        // Written before exit: a recall from the command line counts as an access too.
-        await stack.access.close().catch(() => undefined);
-        await client.close();
-      }
+      await (options.distributed ? recallDistributed(options) : recallEmbedded(options));
     });
 }

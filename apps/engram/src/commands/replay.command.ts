@@ -4,6 +4,8 @@ import type { Command } from 'commander';
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+import { DEFAULT_DISTILLER_GROUP } from '../../../distiller/src/distiller.runtime';
+import { DEFAULT_DISTILLER_TOPICS } from '../../../distiller/src/distiller.stage';
 import { DEFAULT_OBSERVER_GROUP } from '../../../observer/src/observer.runtime';
 import { DEFAULT_OBSERVER_TOPICS } from '../../../observer/src/observer.stage';
 import { DEFAULT_INDEXER_GROUP_ID } from '../../../retrieval/src/retrieval.runtime';
@@ -117,13 +119,30 @@ export function serviceGroups(config: EngramConfig, mode: 'embedded' | 'distribu
           ? [...observed, ...prefixed(DEFAULT_OBSERVER_TOPICS.projectWork)]
           : observed,
     },
+    {
+      groupId: config.topicPrefix + DEFAULT_DISTILLER_GROUP,
+      topics:
+        mode === 'embedded'
+          ? prefixed(
+              'agent.prompts.v1',
+              'agent.tool-calls.v1',
+              'agent.lifecycle.v1',
+              'memory.episode-boundaries.v1',
+              'memory.episodes.v1',
+              DEFAULT_DISTILLER_TOPICS.narratives,
+            )
+          : agentInputs,
+    },
   ];
-  if (mode === 'distributed') {
-    groups.push({
-      groupId: config.topicPrefix + DEFAULT_INDEXER_GROUP_ID,
-      topics: prefixed('agent.prompts.v1'),
-    });
-  }
+  groups.push({
+    groupId: config.topicPrefix + DEFAULT_INDEXER_GROUP_ID,
+    // Embedded, every topic ends where its last record is: the indexer is waited for on the
+    // episodes and memories the other services wrote too, so a following recall sees them.
+    topics:
+      mode === 'embedded'
+        ? prefixed('agent.prompts.v1', 'memory.episodes.v1', 'memory.memories.v1')
+        : prefixed('agent.prompts.v1'),
+  });
   return groups;
 }
 

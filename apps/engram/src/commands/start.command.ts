@@ -12,8 +12,8 @@ import { DEFAULT_DATA_DIR } from './replay.command';
  * `engram start`: Engram's services in this process until SIGINT/SIGTERM (graceful: the batch in
  * flight commits or aborts, nothing acknowledged is lost). Embedded by default — the SQLite log in
  * `--data-dir`, no servers; `--distributed` runs them against Kafka, the Schema Registry,
- * Elasticsearch and Neo4j. Embedded mode runs the segmenter and the observer today; distributed
- * mode runs the segmenter, the observer and the retrieval indexer.
+ * Elasticsearch and Neo4j. Both run the segmenter, observer, distiller and retrieval indexer;
+ * distributed mode also serves the gRPC recall API (embedded: `engram recall` reads the store).
  */
 export function registerStartCommand(program: Command): void {
   program
@@ -37,8 +37,7 @@ async function startEmbedded(config: EngramConfig, dataDir: string): Promise<voi
   const services = await startEmbeddedServices({ config, dataDir });
   new Logger('engram').log(
     `running embedded (${dataDir}): ${services.running.join(', ')}. Feed it with ` +
-      '`engram replay --file …`; Ctrl-C stops it. The distiller and retrieval do not run ' +
-      'embedded yet (issues #5, #6).',
+      '`engram replay --file …`, ask with `engram recall`; Ctrl-C stops it.',
   );
   const stop = async () => {
     await services.stop();

@@ -1,0 +1,103 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  compileFilter,
+  ftsQuery,
+  SqliteRetrievalStore,
+  UnsupportedFilterError,
+} from './sqlite-retrieval-store';
+
+// Store-level rules; the RecallStore behaviour itself is the contract suite
+// (apps/retrieval/src/retrieval.embedded.spec.ts here, Elasticsearch in the integration tier).
+
+const SCOPE = [{ term: { tenantId: 'acme' } }, { term: { projectId: 'api' } }];
+
+describe('ftsQuery', () => {
+  it("should OR the query's words, quoted, without English stop words", () => {
+    expect(ftsQuery('How do we fake time in the refresh tests?')).toBe(
+      '"how" OR "do" OR "we" OR "fake" OR "time" OR "refresh" OR "tests"',
+    );
+  });
+
+  it('should never pass FTS5 syntax through, and give null when no word is left', () => {
+    expect(ftsQuery('NEAR(a b) AND text:* "x')).toBe('"near" OR "b" OR "text" OR "x"');
+    expect(ftsQuery('the … of ?')).toBeNull();
+  });
+});
+
+describe('compileFilter', () => {
+  it('should require tenant and project, and say when the filter is scope only', () => {
+    expect(() => compileFilter([{ term: { tenantId: 'acme' } }])).toThrow(UnsupportedFilterError);
+    expect(compileFilter(SCOPE)).toMatchObject({
+      scope: { tenantId: 'acme', projectId: 'api' },
+      scopeOnly: true,
+      params: ['acme', 'api'],
+    });
+    expect(compileFilter([...SCOPE, { terms: { memoryType: ['gotcha'] } }]).scopeOnly).toBe(false);
+  });
+
+  it('should refuse what it does not translate instead of matching everything', () => {
+    expect(() => compileFilter([...SCOPE, { match: { text: 'x' } }])).toThrow(/"match"/);
+    expect(() =>
+      compileFilter([...SCOPE, { bool: { should: [], minimum_should_match: 2 } }]),
+    ).toThrow(/minimum_should_match/);
+    expect(() => compileFilter([...SCOPE, { term: { "a') OR 1=1 --": 'x' } }])).toThrow(
+      /not a name/,
+    );
+  });
+});
+
+describe('SqliteRetrievalStore', () => {
+  const dirs: string[] = [];
+  afterEach(() => dirs.splice(0).forEach((dir) => rmSync(dir, { recursive: true, force: true })));
+
+  const doc = (id: string, vector: number[]) => ({
+    action: 'index' as const,
+    index: 'memories',
+    id,
+    document: {
+      tenantId: 'acme',
+      projectId: 'api',
+      text: `memory ${id}`,
+      embedding: vector,
+      embeddingModel: 'm@1',
+      embeddingDims: vector.length,
+    },
+  });
+  const query = { text: 'zzz', vector: { model: 'm@1', dimension: 2, vector: [1, 0] } };
+
+  it("should see another connection's writes in its kNN scan (no stale vector cache)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'engram-retrieval-'));
+    dirs.push(dir);
+    const reader = SqliteRetrievalStore.open({ dataDir: dir });
+    const writer = SqliteRetrievalStore.open({ dataDir: dir });
+    try {
+      writer.write([doc('a', [1, 0])]);
+      const search = () => reader.candidates('memories', { ...query, filter: SCOPE, size: 5 });
+      expect((await search()).knn?.map((hit) => hit.id)).toEqual(['a']);
+      writer.write([doc('b', [0.9, 0.1])]);
+      expect((await search()).knn?.map((hit) => hit.id)).toEqual(['a', 'b']);
+      expect(writer.write([{ action: 'delete', index: 'memories', id: 'a' }])).toEqual(['deleted']);
+      expect((await search()).knn?.map((hit) => hit.id)).toEqual(['b']);
+      expect(reader.counts()).toEqual({ memories: 1, episodes: 0, turns: 0 });
+    } finally {
+      reader.close();
+      writer.close();
+    }
+  });
+
+  it('should refuse an operation on something that is not a tier', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'engram-retrieval-'));
+    dirs.push(dir);
+    const store = SqliteRetrievalStore.open({ dataDir: dir });
+    try {
+      expect(() => store.write([{ action: 'delete', index: 'engram-memories', id: 'x' }])).toThrow(
+        /not a retrieval tier/,
+      );
+    } finally {
+      store.close();
+    }
+  });
+});

@@ -1,0 +1,784 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  applyAccessUpdate,
+  MisconfigurationError,
+  type AccessUpdate,
+  type ModelVector,
+  type RankedHit,
+  type RecallScope,
+  type SessionActivity,
+} from '@engram/core';
+import BetterSqlite3, { type Database } from 'better-sqlite3';
+import { classifyStorageError } from './sqlite-event-log';
+
+// The three retrieval tiers of SPEC §7 on SQLite (embedded mode): FTS5 for BM25 and an exact
+// cosine scan for kNN, behind the same RecallStore port as the Elasticsearch indices. Documents
+// are the ones the indexer builds for Elasticsearch (same builders, same ids), stored as JSON;
+// their vector goes beside them as a Float32 blob with its model id and dimension.
+
+export const RETRIEVAL_STORE_TIERS = ['memories', 'episodes', 'turns'] as const;
+export type RetrievalStoreTier = (typeof RETRIEVAL_STORE_TIERS)[number];
+
+/** A write by explicit id: libs/elasticsearch's BulkOperation, with the tier as its `index`. */
+export type RetrievalStoreOperation =
+  | { action: 'index'; index: string; id: string; document: object }
+  | { action: 'delete'; index: string; id: string };
+
+export type RetrievalWriteResult = 'created' | 'updated' | 'deleted' | 'not_found';
+
+/** One tier's candidate search, as RecallService asks the port for it. */
+export interface StoreCandidateQuery {
+  text: string;
+  /** null: lexical only. A vector of dimension 0 (no embedding model) is lexical only too. */
+  vector: ModelVector | null;
+  /** The Elasticsearch filter clauses RecallService builds; see `compileFilter`. */
+  filter: readonly unknown[];
+  size: number;
+  /** Raw cosine below which a neighbour is not a kNN candidate. */
+  minSimilarity?: number;
+}
+
+/** The candidate shape of @engram/elasticsearch's searchCandidates (the port checks it). */
+export interface StoreCandidates<S> {
+  bm25: RankedHit[];
+  knn: RankedHit[] | null;
+  sources: Map<string, S>;
+}
+
+export interface SqliteRetrievalStoreOptions {
+  dataDir: string;
+  /** Default `retrieval.db`. */
+  fileName?: string;
+}
+
+/** The fields of a retrieval document the store reads (SearchFields plus the envelope). */
+interface StoredFields {
+  text?: unknown;
+  tenantId?: unknown;
+  projectId?: unknown;
+  sessionId?: unknown;
+  timestamp?: unknown;
+  embedding?: unknown;
+  embeddingModel?: unknown;
+  embeddingDims?: unknown;
+}
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS retrieval_documents (
+  rid INTEGER PRIMARY KEY, tier TEXT NOT NULL, id TEXT NOT NULL,
+  tenant_id TEXT NOT NULL, project_id TEXT NOT NULL, session_id TEXT, activity_at INTEGER,
+  doc TEXT NOT NULL, embedding BLOB, embedding_model TEXT, embedding_dims INTEGER,
+  UNIQUE (tier, id)
+);
+CREATE INDEX IF NOT EXISTS retrieval_documents_vectors
+  ON retrieval_documents (tier, tenant_id, project_id, embedding_model, embedding_dims);
+CREATE INDEX IF NOT EXISTS retrieval_documents_sessions
+  ON retrieval_documents (tenant_id, project_id, session_id, activity_at);
+${RETRIEVAL_STORE_TIERS.map(
+  // Contentless: the text is in the document already; contentless_delete lets upserts replace it.
+  (tier) => `CREATE VIRTUAL TABLE IF NOT EXISTS ${ftsTable(tier)} USING fts5(
+  text, tokenize = 'porter unicode61', content = '', contentless_delete = 1);`,
+).join('\n')}
+`;
+
+function ftsTable(tier: RetrievalStoreTier): string {
+  return `retrieval_text_${tier}`;
+}
+
+// ---- BM25 query text ----
+
+/**
+ * Lucene's English stop words, which Elasticsearch's `english` analyzer drops: FTS5 (porter
+ * stemming, no stop list) would otherwise match "how do we … the …" against every document.
+ */
+const ENGLISH_STOP_WORDS = new Set(
+  (
+    'a an and are as at be but by for if in into is it no not of on or such that the their then ' +
+    'there these they this to was will with'
+  ).split(' '),
+);
+
+/**
+ * The FTS5 query for a free-text query: its words, OR-ed like Elasticsearch's `match`, each
+ * quoted so that no word is read as FTS5 syntax (NEAR, AND, column filters, `*`). Null when no
+ * word is left (nothing can match lexically).
+ */
+export function ftsQuery(text: string): string | null {
+  const words = new Set(
+    (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => !ENGLISH_STOP_WORDS.has(w)),
+  );
+  return words.size === 0 ? null : [...words].map((word) => `"${word}"`).join(' OR ');
+}
+
+// ---- filters ----
+
+type SqlValue = string | number | null;
+
+export interface CompiledFilter {
+  /** A boolean SQL expression over the row alias `d`. */
+  sql: string;
+  params: SqlValue[];
+  /** The scope every query must carry (SPEC §11); the store refuses a filter without it. */
+  scope: RecallScope;
+  /** True when the filter says nothing beyond tenant and project. */
+  scopeOnly: boolean;
+}
+
+/** A filter clause the embedded store does not translate: a bug to fix, never a silent "any". */
+export class UnsupportedFilterError extends MisconfigurationError {}
+
+/** Fields with a column of their own (indexed); every other field is read from the JSON. */
+const COLUMNS: Readonly<Record<string, string>> = {
+  tenantId: 'd.tenant_id',
+  projectId: 'd.project_id',
+};
+
+const FIELD = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
+
+function jsonPath(field: string): string {
+  if (!FIELD.test(field)) throw new UnsupportedFilterError(`filter field "${field}" is not a name`);
+  return `$.${field}`;
+}
+
+function only(value: unknown, what: string): [string, unknown] {
+  const entries =
+    typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? Object.entries(value)
+      : [];
+  if (entries.length !== 1) {
+    throw new UnsupportedFilterError(`${what} must have exactly one key: ${JSON.stringify(value)}`);
+  }
+  return entries[0];
+}
+
+function sqlValue(value: unknown): SqlValue {
+  if (typeof value === 'boolean') return value ? 1 : 0; // json_each reports JSON booleans as 1/0
+  if (typeof value === 'string' || typeof value === 'number' || value === null) return value;
+  throw new UnsupportedFilterError(`filter value ${JSON.stringify(value)} is not a scalar`);
+}
+
+function list<T>(value: T | readonly T[] | undefined): readonly T[] {
+  if (value === undefined) return [];
+  return Array.isArray(value) ? (value as readonly T[]) : [value as T];
+}
+
+const placeholders = (n: number) => Array.from({ length: n }, () => '?').join(', ');
+
+/**
+ * `term`/`terms` as Elasticsearch means them: any value of the field (scalar or array) is one of
+ * the given ones. An empty list matches nothing.
+ */
+function termsSql(field: string, values: readonly unknown[]): { sql: string; params: SqlValue[] } {
+  if (values.length === 0) return { sql: '0', params: [] };
+  const params = values.map(sqlValue);
+  const column = COLUMNS[field];
+  if (column) return { sql: `${column} IN (${placeholders(params.length)})`, params };
+  return {
+    sql: `EXISTS (SELECT 1 FROM json_each(d.doc, ?) WHERE value IN (${placeholders(params.length)}))`,
+    params: [jsonPath(field), ...params],
+  };
+}
+
+const RANGE_OPERATORS: Readonly<Record<string, string>> = {
+  gte: '>=',
+  gt: '>',
+  lte: '<=',
+  lt: '<',
+};
+
+/** Numeric ranges (epoch millis, confidence) on any value of the field. */
+function rangeSql(body: unknown): { sql: string; params: SqlValue[] } {
+  const [field, bounds] = only(body, 'range');
+  const tests: string[] = [];
+  const params: SqlValue[] = [jsonPath(field)];
+  for (const [op, bound] of Object.entries(bounds as object)) {
+    const operator = RANGE_OPERATORS[op];
+    if (!operator || typeof bound !== 'number') {
+      throw new UnsupportedFilterError(`range ${op} ${JSON.stringify(bound)} on ${field}`);
+    }
+    tests.push(`value ${operator} ?`);
+    params.push(bound);
+  }
+  return {
+    sql: `EXISTS (SELECT 1 FROM json_each(d.doc, ?) WHERE type IN ('integer', 'real')${tests.map((t) => ` AND ${t}`).join('')})`,
+    params,
+  };
+}
+
+/** A field with a value: not missing, not null, not an empty array. */
+function existsSql(body: unknown): { sql: string; params: SqlValue[] } {
+  const field = (body as { field?: unknown }).field;
+  if (typeof field !== 'string') throw new UnsupportedFilterError('exists needs a field');
+  const path = jsonPath(field);
+  return { sql: `EXISTS (SELECT 1 FROM json_each(d.doc, ?) WHERE type <> 'null')`, params: [path] };
+}
+
+interface BoolBody {
+  filter?: unknown;
+  must?: unknown;
+  must_not?: unknown;
+  should?: unknown;
+  minimum_should_match?: unknown;
+}
+
+function boolSql(body: BoolBody): { sql: string; params: SqlValue[] } {
+  const parts = [...list(body.filter), ...list(body.must)].map(clauseSql);
+  for (const clause of list(body.must_not)) {
+    const inner = clauseSql(clause);
+    parts.push({ sql: `NOT (${inner.sql})`, params: inner.params });
+  }
+  const should = list(body.should).map(clauseSql);
+  // Elasticsearch: with a filter or must beside them, should clauses only score unless required.
+  const required = body.minimum_should_match ?? (parts.length > 0 ? 0 : 1);
+  if (required !== 0 && required !== 1) {
+    throw new UnsupportedFilterError(`minimum_should_match ${JSON.stringify(required)}`);
+  }
+  if (should.length > 0 && required === 1) {
+    parts.push({
+      sql: `(${should.map((s) => s.sql).join(' OR ')})`,
+      params: should.flatMap((s) => s.params),
+    });
+  }
+  return conjunction(parts);
+}
+
+function conjunction(parts: { sql: string; params: SqlValue[] }[]) {
+  if (parts.length === 0) return { sql: '1', params: [] };
+  return {
+    sql: parts.map((p) => `(${p.sql})`).join(' AND '),
+    params: parts.flatMap((p) => p.params),
+  };
+}
+
+function clauseSql(clause: unknown): { sql: string; params: SqlValue[] } {
+  const [kind, body] = only(clause, 'filter clause');
+  switch (kind) {
+    case 'term': {
+      const [field, value] = only(body, 'term');
+      return termsSql(field, [value]);
+    }
+    case 'terms': {
+      const [field, values] = only(body, 'terms');
+      if (!Array.isArray(values)) throw new UnsupportedFilterError(`terms ${field} needs a list`);
+      return termsSql(field, values);
+    }
+    case 'range':
+      return rangeSql(body);
+    case 'exists':
+      return existsSql(body);
+    case 'bool':
+      return boolSql(body as BoolBody);
+    default:
+      throw new UnsupportedFilterError(`filter clause "${kind}" is not supported embedded`);
+  }
+}
+
+/** The scope term of a top-level clause, if it is one (`{term: {tenantId: …}}`). */
+function scopeTerm(clause: unknown, field: keyof RecallScope): string | undefined {
+  const term = (clause as { term?: Record<string, unknown> }).term;
+  const value = term?.[field];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/**
+ * The Elasticsearch filter clauses RecallService builds (`memoryFilters`, `episodeFilters`,
+ * `turnFilters`: term, terms, range, exists, bool) as one parameterised SQL condition — the same
+ * semantics over the same document fields, so both stores pass one contract suite. Anything else
+ * is refused (UnsupportedFilterError). Tenant and project terms are required at the top level.
+ */
+export function compileFilter(clauses: readonly unknown[]): CompiledFilter {
+  const tenantId = clauses.map((c) => scopeTerm(c, 'tenantId')).find((v) => v !== undefined);
+  const projectId = clauses.map((c) => scopeTerm(c, 'projectId')).find((v) => v !== undefined);
+  if (tenantId === undefined || projectId === undefined) {
+    throw new UnsupportedFilterError('a retrieval query must filter on tenantId and projectId');
+  }
+  const compiled = conjunction(clauses.map(clauseSql));
+  const scopeOnly = clauses.every((c) => scopeTerm(c, 'tenantId') ?? scopeTerm(c, 'projectId'));
+  return { ...compiled, scope: { tenantId, projectId }, scopeOnly };
+}
+
+// ---- vectors ----
+
+function vectorBlob(vector: readonly number[]): Buffer {
+  const floats = Float32Array.from(vector);
+  return Buffer.from(floats.buffer, floats.byteOffset, floats.byteLength);
+}
+
+function blobVector(blob: Buffer): Float32Array {
+  // Copied: the blob's bytes need not be 4-byte aligned within their buffer.
+  const bytes = new Uint8Array(blob.byteLength);
+  bytes.set(blob);
+  return new Float32Array(bytes.buffer);
+}
+
+/** Every vector of one tier, scope and model, in one matrix: the kNN scan reads only this. */
+interface VectorSet {
+  rids: number[];
+  ids: string[];
+  /** rows × dims, row-major. */
+  matrix: Float32Array;
+  norms: Float32Array;
+  dims: number;
+}
+
+interface Neighbour {
+  rid: number;
+  id: string;
+  cosine: number;
+}
+
+function norm(vector: ArrayLike<number>, offset = 0, length = vector.length): number {
+  let sum = 0;
+  for (let i = offset; i < offset + length; i += 1) sum += vector[i] * vector[i];
+  return Math.sqrt(sum);
+}
+
+/** Cosine of the query with every row (0 for a zero row: no similarity). */
+function cosines(set: VectorSet, query: ArrayLike<number>): Float32Array {
+  const { matrix, norms, dims } = set;
+  const queryNorm = norm(query);
+  const out = new Float32Array(set.rids.length);
+  if (queryNorm === 0) return out;
+  // A typed copy of the query and a 4-way unrolled loop: about 2× faster than the plain loop
+  // over a number[] (V8 keeps both operands unboxed).
+  const q = Float32Array.from(query);
+  const tail = dims - (dims % 4);
+  for (let row = 0, offset = 0; row < out.length; row += 1, offset += dims) {
+    let d0 = 0;
+    let d1 = 0;
+    let d2 = 0;
+    let d3 = 0;
+    let i = 0;
+    for (; i < tail; i += 4) {
+      d0 += matrix[offset + i] * q[i];
+      d1 += matrix[offset + i + 1] * q[i + 1];
+      d2 += matrix[offset + i + 2] * q[i + 2];
+      d3 += matrix[offset + i + 3] * q[i + 3];
+    }
+    for (; i < dims; i += 1) d0 += matrix[offset + i] * q[i];
+    out[row] = norms[row] === 0 ? 0 : (d0 + d1 + d2 + d3) / (norms[row] * queryNorm);
+  }
+  return out;
+}
+
+/** Rows of the `count` highest scores at or above `min`, best first (ties: by id). */
+function topRows(set: VectorSet, scores: Float32Array, count: number, min: number): number[] {
+  const rows: number[] = [];
+  const better = (a: number, b: number) =>
+    scores[a] > scores[b] || (scores[a] === scores[b] && set.ids[a] < set.ids[b]);
+  for (let row = 0; row < scores.length; row += 1) {
+    if (scores[row] < min) continue;
+    if (rows.length === count && !better(row, rows[rows.length - 1])) continue;
+    let at = rows.length;
+    while (at > 0 && better(row, rows[at - 1])) at -= 1;
+    rows.splice(at, 0, row);
+    if (rows.length > count) rows.pop();
+  }
+  return rows;
+}
+
+// ---- the store ----
+
+interface DocumentRow {
+  rid: number;
+  id: string;
+  doc: string;
+  embedding: Buffer | null;
+  embedding_model: string | null;
+}
+
+const SOURCES_OF = `
+SELECT rid, id, doc, embedding, embedding_model FROM retrieval_documents
+WHERE rid IN (SELECT value FROM json_each(?))`;
+
+/**
+ * The retrieval store of embedded mode: one SQLite file (`retrieval.db` in the data directory),
+ * written by the embedded indexer, read by RecallService through the RecallStore port.
+ *
+ * kNN is an exact scan: the vectors of the queried tier, scope and model are loaded once into
+ * one Float32 matrix and kept until a write touches that scope (or another process writes the
+ * file: `PRAGMA data_version`), so a query costs the dot products only. Exact means there is no
+ * recall loss and filtered search is simply "skip what the filter refuses".
+ */
+export class SqliteRetrievalStore {
+  readonly path: string;
+  private readonly db: Database;
+  private readonly vectorSets = new Map<string, VectorSet>();
+  private dataVersion: number;
+
+  private constructor(options: SqliteRetrievalStoreOptions) {
+    mkdirSync(options.dataDir, { recursive: true });
+    this.path = join(options.dataDir, options.fileName ?? 'retrieval.db');
+    this.db = new BetterSqlite3(this.path, { timeout: 10_000 });
+    const mode = this.db.pragma('journal_mode = WAL', { simple: true }) as string;
+    if (mode !== 'wal') {
+      this.db.close();
+      throw new MisconfigurationError(
+        `${this.path}: SQLite refused WAL mode (journal_mode=${mode}); put --data-dir on a local disk`,
+      );
+    }
+    this.db.exec(SCHEMA);
+    this.dataVersion = this.currentDataVersion();
+  }
+
+  static open(options: SqliteRetrievalStoreOptions): SqliteRetrievalStore {
+    return new SqliteRetrievalStore(options);
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+
+  /** Documents per tier (logs and tests). */
+  counts(): Record<RetrievalStoreTier, number> {
+    const rows = this.db
+      .prepare('SELECT tier, count(*) AS n FROM retrieval_documents GROUP BY tier')
+      .all() as { tier: RetrievalStoreTier; n: number }[];
+    const counts = { memories: 0, episodes: 0, turns: 0 };
+    for (const row of rows) counts[row.tier] = row.n;
+    return counts;
+  }
+
+  /**
+   * Applies the operations in order, in one transaction: all or none. `index` replaces the
+   * document of its id (an idempotent upsert), `delete` removes it (`not_found` if it was gone).
+   * Throws classified errors (a busy or full disk is retriable).
+   */
+  write(operations: readonly RetrievalStoreOperation[]): RetrievalWriteResult[] {
+    try {
+      return this.db.transaction(() => operations.map((op) => this.apply(op)))();
+    } catch (error) {
+      throw classifyStorageError(error);
+    }
+  }
+
+  private apply(op: RetrievalStoreOperation): RetrievalWriteResult {
+    const tier = tierOf(op.index);
+    const existing = this.db
+      .prepare(
+        'SELECT rid, tenant_id, project_id FROM retrieval_documents WHERE tier = ? AND id = ?',
+      )
+      .get(tier, op.id) as { rid: number; tenant_id: string; project_id: string } | undefined;
+    if (existing) {
+      this.forgetVectors(tier, existing.tenant_id, existing.project_id);
+      this.db.prepare(`DELETE FROM ${ftsTable(tier)} WHERE rowid = ?`).run(existing.rid);
+    }
+    if (op.action === 'delete') {
+      if (!existing) return 'not_found';
+      this.db.prepare('DELETE FROM retrieval_documents WHERE rid = ?').run(existing.rid);
+      return 'deleted';
+    }
+    const row = documentRow(tier, op.id, op.document);
+    this.forgetVectors(tier, row.tenantId, row.projectId);
+    const rid = existing
+      ? (this.db
+          .prepare(
+            `UPDATE retrieval_documents SET tenant_id = @tenantId, project_id = @projectId,
+             session_id = @sessionId, activity_at = @activityAt, doc = @doc,
+             embedding = @embedding, embedding_model = @embeddingModel,
+             embedding_dims = @embeddingDims WHERE rid = @rid`,
+          )
+          .run({ ...row, rid: existing.rid }),
+        existing.rid)
+      : Number(
+          this.db
+            .prepare(
+              `INSERT INTO retrieval_documents (tier, id, tenant_id, project_id, session_id,
+               activity_at, doc, embedding, embedding_model, embedding_dims)
+               VALUES (@tier, @id, @tenantId, @projectId, @sessionId, @activityAt, @doc,
+               @embedding, @embeddingModel, @embeddingDims)`,
+            )
+            .run(row).lastInsertRowid,
+        );
+    this.db.prepare(`INSERT INTO ${ftsTable(tier)} (rowid, text) VALUES (?, ?)`).run(rid, row.text);
+    return existing ? 'updated' : 'created';
+  }
+
+  /** BM25 and kNN candidates of one tier, filtered (SPEC §7); the core decides the order. */
+  async candidates<S>(tier: string, query: StoreCandidateQuery): Promise<StoreCandidates<S>> {
+    const t = tierOf(tier);
+    const filter = compileFilter(query.filter);
+    const bm25 = this.lexical(t, query, filter);
+    const vector = query.vector && query.vector.dimension > 0 ? query.vector : null;
+    const knn = vector ? this.nearest(t, vector, filter, query) : null;
+    const rids = [...new Set([...bm25, ...(knn ?? [])].map((hit) => hit.rid))];
+    const sources = new Map<string, S>();
+    for (const row of this.db.prepare(SOURCES_OF).all(JSON.stringify(rids)) as DocumentRow[]) {
+      sources.set(row.id, sourceOf(row) as S);
+    }
+    const ranked = (hits: { id: string; score: number }[]) =>
+      hits.map(({ id, score }) => ({ id, score }));
+    return Promise.resolve({ bm25: ranked(bm25), knn: knn && ranked(knn), sources });
+  }
+
+  private lexical(tier: RetrievalStoreTier, query: StoreCandidateQuery, filter: CompiledFilter) {
+    const match = ftsQuery(query.text);
+    if (match === null) return [];
+    const fts = ftsTable(tier);
+    const rows = this.db
+      .prepare(
+        `SELECT d.rid AS rid, d.id AS id, -bm25(${fts}) AS score
+         FROM ${fts} JOIN retrieval_documents d ON d.rid = ${fts}.rowid
+         WHERE ${fts} MATCH ? AND d.tier = ? AND ${filter.sql}
+         ORDER BY bm25(${fts}), d.id LIMIT ?`,
+      )
+      .all(match, tier, ...filter.params, query.size) as {
+      rid: number;
+      id: string;
+      score: number;
+    }[];
+    return rows;
+  }
+
+  /**
+   * Exact kNN: cosine with every vector of the tier, scope and model, best first; beyond the
+   * scope, the filter is checked on the best rows in growing rounds until `size` pass (what a
+   * filtered kNN pre-filter returns, without scanning the documents' JSON).
+   */
+  private nearest(
+    tier: RetrievalStoreTier,
+    vector: ModelVector,
+    filter: CompiledFilter,
+    query: StoreCandidateQuery,
+  ): (Neighbour & { score: number })[] {
+    const set = this.vectorSet(tier, filter.scope, vector);
+    const scores = cosines(set, vector.vector);
+    const min = query.minSimilarity ?? -Infinity;
+    const chosen: Neighbour[] = [];
+    const checked = new Set<number>();
+    for (let count = Math.max(16, query.size * 2); ; count *= 4) {
+      const rows = topRows(set, scores, count, min);
+      const fresh = rows.filter((row) => !checked.has(row));
+      fresh.forEach((row) => checked.add(row));
+      const allowed = filter.scopeOnly
+        ? null
+        : this.passing(
+            fresh.map((r) => set.rids[r]),
+            filter,
+          );
+      for (const row of fresh) {
+        if (allowed && !allowed.has(set.rids[row])) continue;
+        chosen.push({ rid: set.rids[row], id: set.ids[row], cosine: scores[row] });
+      }
+      // Enough, or no more rows at or above the similarity floor.
+      if (chosen.length >= query.size || rows.length < count) break;
+    }
+    // Elasticsearch scores a cosine kNN hit (1 + cos) / 2; same scale here.
+    return chosen.slice(0, query.size).map((n) => ({ ...n, score: (1 + n.cosine) / 2 }));
+  }
+
+  private passing(rids: number[], filter: CompiledFilter): Set<number> {
+    if (rids.length === 0) return new Set();
+    const passed = this.db
+      .prepare(
+        `SELECT d.rid FROM retrieval_documents d
+         WHERE d.rid IN (SELECT value FROM json_each(?)) AND ${filter.sql}`,
+      )
+      .pluck()
+      .all(JSON.stringify(rids), ...filter.params) as number[];
+    return new Set(passed);
+  }
+
+  private vectorSet(tier: RetrievalStoreTier, scope: RecallScope, vector: ModelVector): VectorSet {
+    const version = this.currentDataVersion();
+    if (version !== this.dataVersion) {
+      // Another process (an `engram start` indexing while `engram recall` asks) wrote the file.
+      this.vectorSets.clear();
+      this.dataVersion = version;
+    }
+    const key = vectorSetKey(tier, scope.tenantId, scope.projectId, vector);
+    let set = this.vectorSets.get(key);
+    if (!set) {
+      set = this.loadVectorSet(tier, scope, vector);
+      this.vectorSets.set(key, set);
+    }
+    return set;
+  }
+
+  private loadVectorSet(
+    tier: RetrievalStoreTier,
+    scope: RecallScope,
+    vector: ModelVector,
+  ): VectorSet {
+    const rows = this.db
+      .prepare(
+        `SELECT rid, id, embedding FROM retrieval_documents
+         WHERE tier = ? AND tenant_id = ? AND project_id = ? AND embedding_model = ?
+           AND embedding_dims = ? AND embedding IS NOT NULL`,
+      )
+      .all(tier, scope.tenantId, scope.projectId, vector.model, vector.dimension) as {
+      rid: number;
+      id: string;
+      embedding: Buffer;
+    }[];
+    const dims = vector.dimension;
+    const matrix = new Float32Array(rows.length * dims);
+    const norms = new Float32Array(rows.length);
+    rows.forEach((row, i) => {
+      matrix.set(blobVector(row.embedding).subarray(0, dims), i * dims);
+      norms[i] = norm(matrix, i * dims, dims);
+    });
+    return { rids: rows.map((r) => r.rid), ids: rows.map((r) => r.id), matrix, norms, dims };
+  }
+
+  private forgetVectors(tier: RetrievalStoreTier, tenantId: string, projectId: string): void {
+    const prefix = vectorSetKey(tier, tenantId, projectId, null);
+    for (const key of this.vectorSets.keys()) {
+      if (key.startsWith(prefix)) this.vectorSets.delete(key);
+    }
+  }
+
+  private currentDataVersion(): number {
+    return this.db.pragma('data_version', { simple: true }) as number;
+  }
+
+  /**
+   * The episodes each turn (by eventId) belongs to, from the episodes' `sourceEventIds`, in
+   * episode start order — what the Elasticsearch store answers.
+   */
+  async episodesOfTurns(scope: RecallScope, eventIds: string[]): Promise<Map<string, string[]>> {
+    const byTurn = new Map<string, string[]>();
+    if (eventIds.length === 0) return Promise.resolve(byTurn);
+    const rows = this.db
+      .prepare(
+        `SELECT d.id AS episodeId, e.value AS eventId
+         FROM retrieval_documents d, json_each(d.doc, '$.sourceEventIds') e
+         WHERE d.tier = 'episodes' AND d.tenant_id = ? AND d.project_id = ?
+           AND e.value IN (SELECT value FROM json_each(?))
+         ORDER BY json_extract(d.doc, '$.startedAt'), d.id`,
+      )
+      .all(scope.tenantId, scope.projectId, JSON.stringify(eventIds)) as {
+      episodeId: string;
+      eventId: string;
+    }[];
+    for (const row of rows) {
+      byTurn.set(row.eventId, [...(byTurn.get(row.eventId) ?? []), row.episodeId]);
+    }
+    return Promise.resolve(byTurn);
+  }
+
+  /** The `n` most recently active sessions of a project (user turns and episodes). */
+  async recentSessions(scope: RecallScope, n: number): Promise<SessionActivity[]> {
+    const rows = this.db
+      .prepare(
+        `SELECT session_id AS sessionId, max(activity_at) AS lastActivityAt
+         FROM retrieval_documents
+         WHERE tenant_id = ? AND project_id = ? AND tier IN ('turns', 'episodes')
+           AND session_id IS NOT NULL
+         GROUP BY session_id ORDER BY lastActivityAt DESC, session_id LIMIT ?`,
+      )
+      .all(scope.tenantId, scope.projectId, n) as SessionActivity[];
+    return Promise.resolve(rows.map((r) => ({ ...r, lastActivityAt: r.lastActivityAt ?? 0 })));
+  }
+
+  /**
+   * accessCount + n and lastAccessedAt = max, with the core's rule, in one transaction. A memory
+   * that is gone, or of another scope, is skipped; SQLite serialises writers, so nothing is lost
+   * to a concurrent write and nothing comes back to retry.
+   */
+  async writeAccess(updates: AccessUpdate[]): Promise<{ failed: AccessUpdate[] }> {
+    const read = this.db.prepare(
+      `SELECT rid, tenant_id AS tenantId, project_id AS projectId,
+              json_extract(doc, '$.accessCount') AS accessCount,
+              json_extract(doc, '$.lastAccessedAt') AS lastAccessedAt
+       FROM retrieval_documents WHERE tier = 'memories' AND id = ?`,
+    );
+    const update = this.db.prepare(
+      `UPDATE retrieval_documents
+       SET doc = json_set(doc, '$.accessCount', ?, '$.lastAccessedAt', ?) WHERE rid = ?`,
+    );
+    try {
+      this.db.transaction(() => {
+        for (const u of updates) {
+          const stored = read.get(u.memoryId) as StoredCounters | undefined;
+          if (!stored || stored.tenantId !== u.tenantId || stored.projectId !== u.projectId) {
+            continue;
+          }
+          const next = applyAccessUpdate(
+            { accessCount: stored.accessCount ?? 0, lastAccessedAt: stored.lastAccessedAt ?? 0 },
+            u,
+          );
+          update.run(next.accessCount, next.lastAccessedAt, stored.rid);
+        }
+      })();
+    } catch (error) {
+      throw classifyStorageError(error);
+    }
+    return Promise.resolve({ failed: [] });
+  }
+
+  /** The tenants that have documents of a project (a CLI without --tenant takes the only one). */
+  async tenantsWithProject(projectId: string): Promise<string[]> {
+    const tenants = this.db
+      .prepare(
+        'SELECT DISTINCT tenant_id FROM retrieval_documents WHERE project_id = ? ORDER BY 1 LIMIT 10',
+      )
+      .pluck()
+      .all(projectId) as string[];
+    return Promise.resolve(tenants);
+  }
+}
+
+interface StoredCounters {
+  rid: number;
+  tenantId: string;
+  projectId: string;
+  accessCount: number | null;
+  lastAccessedAt: number | null;
+}
+
+function tierOf(index: string): RetrievalStoreTier {
+  if ((RETRIEVAL_STORE_TIERS as readonly string[]).includes(index)) {
+    return index as RetrievalStoreTier;
+  }
+  throw new MisconfigurationError(
+    `"${index}" is not a retrieval tier (${RETRIEVAL_STORE_TIERS.join(', ')})`,
+  );
+}
+
+function vectorSetKey(
+  tier: string,
+  tenantId: string,
+  projectId: string,
+  vector: ModelVector | null,
+): string {
+  const scope = [tier, tenantId, projectId].join('\u0000') + '\u0000';
+  return vector ? `${scope}${vector.model}\u0000${vector.dimension}` : scope;
+}
+
+function requiredString(value: unknown, field: string): string {
+  if (typeof value !== 'string' || value === '') {
+    throw new MisconfigurationError(`a retrieval document needs ${field}`, { field });
+  }
+  return value;
+}
+
+/** The row of a document: its JSON without the vector, which goes beside it as a blob. */
+function documentRow(tier: RetrievalStoreTier, id: string, document: StoredFields) {
+  const vector = Array.isArray(document.embedding) ? (document.embedding as number[]) : null;
+  const model = typeof document.embeddingModel === 'string' ? document.embeddingModel : null;
+  const withVector = vector !== null && vector.length > 0 && model !== null;
+  return {
+    tier,
+    id,
+    tenantId: requiredString(document.tenantId, 'tenantId'),
+    projectId: requiredString(document.projectId, 'projectId'),
+    sessionId: typeof document.sessionId === 'string' ? document.sessionId : null,
+    activityAt: typeof document.timestamp === 'number' ? document.timestamp : null,
+    text: typeof document.text === 'string' ? document.text : '',
+    doc: JSON.stringify({ ...document, embedding: null }),
+    embedding: withVector ? vectorBlob(vector) : null,
+    embeddingModel: withVector ? model : null,
+    embeddingDims: withVector ? vector.length : null,
+  };
+}
+
+/** The stored document as the indexer wrote it, its vector back in `embedding`. */
+function sourceOf(row: DocumentRow): object {
+  const doc = JSON.parse(row.doc) as Record<string, unknown>;
+  if (row.embedding && row.embedding_model) {
+    doc.embedding = Array.from(blobVector(row.embedding));
+  }
+  return doc;
+}
