@@ -3,6 +3,7 @@ import { Command } from 'commander';
 import { registerBenchCommand } from './commands/bench.command';
 import { registerBootstrapCommand } from './commands/bootstrap.command';
 import { registerDemoCommand } from './commands/demo.command';
+import { registerHookCommand } from './commands/hook.command';
 import { registerLinksCommand } from './commands/links.command';
 import { registerNeighborsCommand } from './commands/neighbors.command';
 import { registerRecallCommand } from './commands/recall.command';
@@ -24,6 +25,7 @@ registerLinksCommand(program);
 registerNeighborsCommand(program);
 registerRecallCommand(program);
 registerBootstrapCommand(program);
+registerHookCommand(program);
 registerReplayCommand(program);
 
 program.parseAsync(process.argv).catch((error: unknown) => {

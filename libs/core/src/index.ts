@@ -12,3 +12,4 @@ export * from './redaction';
 export * from './retrieval';
 export * from './distillation';
 export * from './observation';
+export * from './hooks/claude-code-hooks';

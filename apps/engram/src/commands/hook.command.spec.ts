@@ -1,0 +1,343 @@
+import { loadConfig } from '@engram/config';
+import type { Typed } from '@engram/contracts';
+import { SqliteEventLog } from '@engram/embedded';
+import BetterSqlite3 from 'better-sqlite3';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { HookSessionStore, HookSpool } from '../hook-spool';
+import {
+  embeddedHookPublisher,
+  flushSpool,
+  renderContext,
+  resolveHookProject,
+  runHook,
+  type HookMemory,
+  type HookPublisher,
+  type HookRun,
+} from './hook.command';
+
+// Recorded-shape payloads (code.claude.com/docs/en/hooks, "Hook input").
+const SESSION = 'c0ffee00-1111-4222-8333-444455556666';
+let dir: string;
+let repo: string;
+
+function payload(hook: string, fields: Record<string, unknown> = {}): string {
+  return JSON.stringify({
+    session_id: SESSION,
+    transcript_path: `/home/dev/.claude/projects/x/${SESSION}.jsonl`,
+    cwd: repo,
+    hook_event_name: hook,
+    ...fields,
+  });
+}
+const prompt = (text: string) => payload('UserPromptSubmit', { prompt: text });
+const read = (id: string) =>
+  payload('PostToolUse', {
+    tool_name: 'Read',
+    tool_use_id: id,
+    tool_input: { file_path: join(repo, 'src/a.ts') },
+    tool_response: { type: 'text', file: { filePath: join(repo, 'src/a.ts'), content: 'x' } },
+  });
+
+/** A publisher whose behaviour the test switches: up, down, or hanging forever. */
+function fakeLog() {
+  const published: Typed[] = [];
+  const state = { mode: 'up' as 'up' | 'down' | 'hang' | 'hang-open', closed: 0 };
+  const open = (): Promise<HookPublisher> => {
+    if (state.mode === 'hang-open') return new Promise(() => undefined);
+    return Promise.resolve({
+      publish: (events: Typed[]) => {
+        if (state.mode === 'down') return Promise.reject(new Error('connection refused'));
+        if (state.mode === 'hang') return new Promise<void>(() => undefined);
+        published.push(...events);
+        return Promise.resolve();
+      },
+      close: () => {
+        state.closed += 1;
+        return Promise.resolve();
+      },
+    });
+  };
+  return { published, state, open };
+}
+
+function hook(input: string, open: () => Promise<HookPublisher>, extra: Partial<HookRun> = {}) {
+  const spool = new HookSpool(join(dir, 'spool'));
+  return runHook({
+    input,
+    budgetMs: 300,
+    spool,
+    sessions: new HookSessionStore(spool.dir),
+    project: (cwd) => resolveHookProject(cwd, { tenant: 'acme' }),
+    openPublisher: open,
+    ...extra,
+  });
+}
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'engram-hook-'));
+  repo = join(dir, 'shop');
+  mkdirSync(join(repo, '.git', 'refs', 'heads'), { recursive: true });
+  writeFileSync(join(repo, '.git', 'HEAD'), 'ref: refs/heads/fix/login-timeout\n');
+  mkdirSync(join(repo, '.git', 'refs', 'heads', 'fix'));
+  writeFileSync(join(repo, '.git', 'refs', 'heads', 'fix', 'login-timeout'), `${'b'.repeat(40)}\n`);
+});
+afterEach(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('runHook', () => {
+  it('should publish the mapped events of a session', async () => {
+    const log = fakeLog();
+    await hook(payload('SessionStart', { source: 'startup' }), log.open);
+    await hook(prompt('fix the login test'), log.open);
+    const outcome = await hook(read('toolu_1'), log.open);
+    expect(outcome).toMatchObject({ published: 1, spooled: 0, timedOut: false, stdout: null });
+    expect(log.published.map((event) => event.type)).toEqual([
+      'SessionStarted',
+      'PromptSubmitted',
+      'ToolCallObserved',
+    ]);
+    expect(log.published[0]).toMatchObject({
+      tenantId: 'acme',
+      projectId: 'shop',
+      gitBranch: 'fix/login-timeout',
+      gitHeadSha: 'b'.repeat(40),
+    });
+    expect(log.published[2]).toMatchObject({ filePaths: ['src/a.ts'], promptId: 1, stepIndex: 1 });
+    expect(log.state.closed).toBe(3);
+  });
+
+  it('should spool on failure and publish the spool first when the log is back', async () => {
+    const log = fakeLog();
+    log.state.mode = 'down';
+    const failed = await hook(prompt('first'), log.open);
+    expect(failed).toMatchObject({ published: 0, spooled: 1 });
+    expect(failed.messages.join('\n')).toContain('connection refused');
+    await hook(read('toolu_1'), log.open);
+    log.state.mode = 'up';
+    const recovered = await hook(prompt('second'), log.open);
+    expect(recovered).toMatchObject({ drained: 2, published: 1, spooled: 0 });
+    expect(log.published.map((event) => event.type)).toEqual([
+      'PromptSubmitted',
+      'ToolCallObserved',
+      'PromptSubmitted',
+    ]);
+    expect(log.published.map((event) => (event as { promptId: number }).promptId)).toEqual([
+      1, 1, 2,
+    ]);
+    expect(new HookSpool(join(dir, 'spool')).isEmpty()).toBe(true);
+  });
+
+  it('should publish every event exactly once across failures and recovery', async () => {
+    const log = fakeLog();
+    const inputs = [prompt('a'), read('t1'), read('t2'), prompt('b'), read('t3'), prompt('c')];
+    for (const [i, input] of inputs.entries()) {
+      log.state.mode = i % 2 === 0 ? 'down' : 'up';
+      await hook(input, log.open);
+    }
+    log.state.mode = 'up';
+    expect(await flushSpool(new HookSpool(join(dir, 'spool')), log.open, 5_000)).toMatchObject({
+      left: 0,
+      error: null,
+    });
+    const ids = log.published.map((event) => event.eventId);
+    expect(ids).toHaveLength(inputs.length);
+    expect(new Set(ids).size).toBe(inputs.length);
+    expect(
+      log.published
+        .filter((event) => event.type === 'ToolCallObserved')
+        .map((event) => (event as { stepIndex: number }).stepIndex),
+    ).toEqual([1, 2, 3]);
+  });
+
+  it('should keep the budget when the log hangs, and spool', async () => {
+    const log = fakeLog();
+    log.state.mode = 'hang';
+    const started = Date.now();
+    const outcome = await hook(prompt('hello'), log.open, { budgetMs: 100 });
+    // Generous: the machine is shared; what matters is that it returns and spools.
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(outcome).toMatchObject({ timedOut: true, spooled: 1, published: 0 });
+    log.state.mode = 'up';
+    await hook(prompt('again'), log.open);
+    expect(log.published.map((event) => (event as { promptId: number }).promptId)).toEqual([1, 2]);
+  });
+
+  it('should keep the budget when connecting hangs', async () => {
+    const log = fakeLog();
+    log.state.mode = 'hang-open';
+    const started = Date.now();
+    const outcome = await hook(read('t1'), log.open, { budgetMs: 100 });
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(outcome).toMatchObject({ timedOut: true, spooled: 1 });
+  });
+
+  it.each([['not json at all'], [''], ['{"hook_event_name":"Stop"}']])(
+    'should answer malformed input %j with a message and nothing else',
+    async (input) => {
+      const log = fakeLog();
+      const outcome = await hook(input, log.open);
+      expect(outcome.stdout).toBeNull();
+      expect(outcome.messages.join('\n')).toMatch(/^engram hook: .*nothing published/);
+      expect(log.published).toEqual([]);
+    },
+  );
+
+  it('should open no publisher for a hook with nothing to publish', async () => {
+    const log = fakeLog();
+    log.state.mode = 'hang-open';
+    const started = Date.now();
+    const outcome = await hook(payload('Stop'), log.open, { budgetMs: 5_000 });
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(outcome.timedOut).toBe(false);
+  });
+
+  it("should print the recalled context as Claude Code's additionalContext", async () => {
+    const log = fakeLog();
+    const asked: unknown[] = [];
+    const memory: HookMemory = {
+      buildContext: (scope, query) => {
+        asked.push({ scope, query });
+        return Promise.resolve('- [gotcha m1] login tests need FAKE_CLOCK=1');
+      },
+      injectForFile: (_scope, file, tool) => Promise.resolve(`- about ${file} (${tool})`),
+      close: () => Promise.resolve(),
+    };
+    const outcome = await hook(prompt('fix login'), log.open, {
+      openMemory: () => Promise.resolve(memory),
+    });
+    expect(JSON.parse(outcome.stdout!)).toEqual({
+      hookSpecificOutput: {
+        hookEventName: 'UserPromptSubmit',
+        additionalContext: '- [gotcha m1] login tests need FAKE_CLOCK=1',
+      },
+    });
+    expect(asked).toEqual([
+      { scope: { tenantId: 'acme', projectId: 'shop', sessionId: SESSION }, query: 'fix login' },
+    ]);
+    const pre = await hook(
+      payload('PreToolUse', {
+        tool_name: 'Edit',
+        tool_use_id: 't9',
+        tool_input: { file_path: join(repo, 'src/a.ts'), old_string: 'a', new_string: 'b' },
+      }),
+      log.open,
+      { openMemory: () => Promise.resolve(memory) },
+    );
+    expect(JSON.parse(pre.stdout!)).toEqual({
+      hookSpecificOutput: {
+        hookEventName: 'PreToolUse',
+        additionalContext: '- about src/a.ts (Edit)',
+      },
+    });
+  });
+
+  it('should publish before recalling, and give up context at the context budget', async () => {
+    const log = fakeLog();
+    const started = Date.now();
+    const outcome = await hook(prompt('fix login'), log.open, {
+      budgetMs: 100,
+      contextBudgetMs: 200,
+      openMemory: () => {
+        // Publishing is over before recall starts.
+        expect(log.published).toHaveLength(1);
+        return new Promise(() => undefined);
+      },
+    });
+    expect(Date.now() - started).toBeLessThan(2_000);
+    expect(outcome).toMatchObject({ stdout: null, published: 1, timedOut: true });
+    expect(outcome.messages.join('\n')).toContain('recall ran out of time');
+  });
+});
+
+describe('embeddedHookPublisher', () => {
+  it('should append to the embedded log the services read, and spool when it is locked', async () => {
+    const config = loadConfig();
+    const dataDir = join(dir, 'data');
+    const spool = new HookSpool(join(dataDir, 'spool'));
+    const run = (input: string) =>
+      runHook({
+        input,
+        budgetMs: 2_000,
+        spool,
+        sessions: new HookSessionStore(spool.dir),
+        project: (cwd) => resolveHookProject(cwd),
+        openPublisher: () => embeddedHookPublisher(config, dataDir, 50),
+      });
+    expect(await run(prompt('hello'))).toMatchObject({ published: 1 });
+    expect(await run(read('t1'))).toMatchObject({ published: 1 });
+    const log = SqliteEventLog.open({ dataDir });
+    try {
+      const topic = `${config.topicPrefix}agent.prompts.v1`;
+      const total = log.endOffsets(topic).reduce((a, b) => a + b, 0);
+      expect(total).toBe(1);
+      const [record] = log
+        .endOffsets(topic)
+        .flatMap((end, p) => (end > 0 ? log.read(topic, p, 0, 1) : []));
+      expect(JSON.parse(record.value as string)).toMatchObject({
+        type: 'PromptSubmitted',
+        tenantId: 'default',
+        projectId: 'shop',
+        text: 'hello',
+      });
+    } finally {
+      log.close();
+    }
+    // Another process holds the write lock past the busy timeout: spooled, then published.
+    const holder = new BetterSqlite3(join(dataDir, 'events.db'));
+    holder.exec('BEGIN IMMEDIATE');
+    try {
+      expect(await run(prompt('while locked'))).toMatchObject({ published: 0, spooled: 1 });
+    } finally {
+      holder.exec('ROLLBACK');
+      holder.close();
+    }
+    expect(await run(prompt('after'))).toMatchObject({ drained: 1, published: 1, spooled: 0 });
+  });
+});
+
+describe('resolveHookProject', () => {
+  it('should use the git root above the cwd, its name and HEAD', () => {
+    mkdirSync(join(repo, 'src', 'deep'), { recursive: true });
+    expect(resolveHookProject(join(repo, 'src', 'deep'))).toMatchObject({
+      tenantId: 'default',
+      projectId: 'shop',
+      projectRoot: repo,
+      agentId: 'claude-code',
+      gitBranch: 'fix/login-timeout',
+      gitHeadSha: 'b'.repeat(40),
+    });
+  });
+
+  it('should read packed refs, detached heads and flags', () => {
+    writeFileSync(join(repo, '.git', 'HEAD'), 'ref: refs/heads/main\n');
+    writeFileSync(
+      join(repo, '.git', 'packed-refs'),
+      `# pack-refs\n${'c'.repeat(40)} refs/heads/main\n`,
+    );
+    expect(resolveHookProject(repo)).toMatchObject({
+      gitBranch: 'main',
+      gitHeadSha: 'c'.repeat(40),
+    });
+    writeFileSync(join(repo, '.git', 'HEAD'), `${'d'.repeat(40)}\n`);
+    expect(resolveHookProject(repo, { project: 'p', tenant: 't', user: 'u' })).toMatchObject({
+      projectId: 'p',
+      tenantId: 't',
+      userId: 'u',
+      gitBranch: null,
+      gitHeadSha: 'd'.repeat(40),
+    });
+  });
+});
+
+describe('renderContext', () => {
+  it('should cite each item and say nothing when nothing was recalled', () => {
+    expect(renderContext('Engram memory', [])).toBe('');
+    expect(renderContext('Engram memory', [{ id: 'm1', label: 'gotcha', text: 'a\n b' }])).toBe(
+      'Engram memory (recalled from past sessions; cite the id in brackets):\n- [gotcha m1] a b',
+    );
+  });
+});

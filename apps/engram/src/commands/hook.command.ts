@@ -1,0 +1,725 @@
+import { loadConfig, type EngramConfig } from '@engram/config';
+import {
+  envelopeProblems,
+  eventKey,
+  fromAvroValue,
+  loadAvroSchema,
+  topicOfRecord,
+  topicSpec,
+  toAvroValue,
+  TOPICS,
+  type TopicName,
+  type Typed,
+} from '@engram/contracts';
+import {
+  CLAUDE_CODE_AGENT_KIND,
+  errorMessage,
+  hookContextOutput,
+  mapClaudeCodeHook,
+  parseClaudeCodeHookPayload,
+  type HookMemoryRequest,
+  type HookProject,
+  type TopicCodec,
+} from '@engram/core';
+import { InvalidArgumentError, type Command } from 'commander';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
+import { HookSessionStore, HookSpool, type PublishEvents } from '../hook-spool';
+
+// `engram hook` (issue #7, docs/claude-code-hooks.md): one Claude Code hook event on stdin →
+// the Engram events on the log, fail-open within a hard time budget, with a local spool for what
+// could not be published; and on SessionStart / UserPromptSubmit / PreToolUse(Read, Edit, …)
+// the recalled memory printed back as Claude Code's `additionalContext`.
+//
+// Imports are kept light on purpose (no Kafka client, no retrieval stack at load time): the hook
+// is a fresh process for every event, so whatever this module loads is paid on every tool call.
+
+export const DEFAULT_HOOK_BUDGET_MS = 300;
+/** `--flush` has no agent waiting on it. */
+export const DEFAULT_FLUSH_BUDGET_MS = 60_000;
+/**
+ * Memory context (SessionStart, UserPromptSubmit, PreToolUse on files). In-process embedded
+ * recall loads the retrieval stack first (~0.4-0.7 s cold on 2 cores, synchronous module loading
+ * that no timer can cut short), so it gets its own bound; BuildContext over the running
+ * service's gRPC API is the intended fast path.
+ */
+export const DEFAULT_CONTEXT_BUDGET_MS = 1_500;
+/** Session counter files untouched this long are removed at a SessionStart. */
+export const SESSION_STATE_MAX_AGE_MS = 30 * 24 * 60 * 60 * 1000;
+/** `engram bootstrap`'s default tenant (DEFAULT_BOOTSTRAP_TENANT), so both meet without flags. */
+export const DEFAULT_HOOK_TENANT = 'default';
+const DEFAULT_DATA_DIR = join(homedir(), '.engram');
+/** Longest additionalContext printed (Claude Code adds it to the model's context). */
+const MAX_CONTEXT_CHARS = 4_000;
+
+/** Where events go: the embedded log or Kafka. */
+export interface HookPublisher {
+  publish: PublishEvents;
+  close(): Promise<void>;
+}
+
+export interface HookScope {
+  tenantId: string;
+  projectId: string;
+  sessionId: string;
+}
+
+/**
+ * Memory back into the session. BuildContext / InjectForFile of the Recall API are the intended
+ * implementations (schemas/proto/engram/recall/v1/recall.proto); until they exist, embedded mode
+ * answers through RecallService on the local retrieval store (see embeddedHookMemory).
+ * Each returns ready-to-print text, or '' for nothing.
+ */
+export interface HookMemory {
+  buildContext(scope: HookScope, query: string | null): Promise<string>;
+  injectForFile(scope: HookScope, filePath: string, toolName: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+export interface HookRun {
+  /** The hook's stdin. */
+  input: string;
+  /** Publishing (or spooling) is over by then. */
+  budgetMs: number;
+  /**
+   * Memory context is given up by then (from the start; at least budgetMs). Recall runs after
+   * publishing, so this only ever costs context, never events.
+   */
+  contextBudgetMs?: number;
+  spool: HookSpool;
+  sessions: HookSessionStore;
+  /** Tenant, project, root and git facts for the payload's cwd. */
+  project(cwd: string | undefined): HookProject;
+  openPublisher(): Promise<HookPublisher>;
+  /** Absent, or resolving to null: no context is printed. */
+  openMemory?: () => Promise<HookMemory | null>;
+  now?: () => number;
+}
+
+export interface HookOutcome {
+  /** What to print on stdout for Claude Code (its JSON output), or null for nothing. */
+  stdout: string | null;
+  /** Messages for stderr (Claude Code shows them in verbose mode only, with exit code 0). */
+  messages: string[];
+  hookEventName: string | null;
+  published: number;
+  drained: number;
+  spooled: number;
+  timedOut: boolean;
+}
+
+type Settled<T> = { ok: true; value: T } | { ok: false; timedOut: boolean; error: string };
+
+/** Resolves by the deadline whatever `work` does (the work itself is abandoned, not stopped). */
+async function within<T>(work: () => Promise<T>, deadline: number): Promise<Settled<T>> {
+  const remaining = deadline - Date.now();
+  if (remaining <= 0) return { ok: false, timedOut: true, error: 'time budget spent' };
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<Settled<T>>((resolve) => {
+    timer = setTimeout(
+      () => resolve({ ok: false, timedOut: true, error: 'time budget spent' }),
+      remaining,
+    );
+  });
+  const attempt = (async (): Promise<Settled<T>> => {
+    try {
+      return { ok: true, value: await work() };
+    } catch (error) {
+      return { ok: false, timedOut: false, error: errorMessage(error) };
+    }
+  })();
+  try {
+    return await Promise.race([attempt, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Runs one hook. Never throws and never waits past the budget (plus whatever a synchronous step
+ * holds the event loop for): malformed input, an unreachable log, a slow recall — each ends in a
+ * message and, for events, the spool. The caller exits 0 whatever comes back.
+ */
+export async function runHook(run: HookRun): Promise<HookOutcome> {
+  const now = run.now ?? Date.now;
+  const started = Date.now();
+  const deadline = started + run.budgetMs;
+  const outcome: HookOutcome = {
+    stdout: null,
+    messages: [],
+    hookEventName: null,
+    published: 0,
+    drained: 0,
+    spooled: 0,
+    timedOut: false,
+  };
+  let events: Typed[];
+  let memory: HookMemoryRequest | null;
+  let scope: HookScope;
+  try {
+    const payload = parseClaudeCodeHookPayload(run.input);
+    outcome.hookEventName = payload.hook_event_name;
+    const project = run.project(payload.cwd);
+    const { value, warning } = run.sessions.update(payload.session_id, (previous) => {
+      const mapping = mapClaudeCodeHook(payload, previous, project, now());
+      return { state: mapping.state, value: mapping };
+    });
+    if (warning) outcome.messages.push(warning);
+    if (payload.hook_event_name === 'SessionStart') {
+      run.sessions.prune(SESSION_STATE_MAX_AGE_MS);
+    }
+    events = value.events;
+    memory = value.memory;
+    scope = {
+      tenantId: project.tenantId,
+      projectId: project.projectId,
+      sessionId: payload.session_id,
+    };
+  } catch (error) {
+    outcome.messages.push(`engram hook: ${errorMessage(error)}; nothing published`);
+    return outcome;
+  }
+
+  // Events first: they are in the log or the spool before any recall starts, so a slow recall
+  // can cost the agent context, never events.
+  await deliver(run, events, deadline, outcome);
+  const contextDeadline = started + Math.max(run.budgetMs, run.contextBudgetMs ?? 0);
+  const context =
+    memory && run.openMemory
+      ? await recallWithin(run.openMemory, memory, scope, contextDeadline, outcome)
+      : '';
+  if (memory && context) {
+    outcome.stdout = hookContextOutput(memory.hookEventName, truncate(context, MAX_CONTEXT_CHARS));
+  }
+  return outcome;
+}
+
+/**
+ * Spooled events first (oldest first), then this hook's; whatever is not published by the
+ * deadline is spooled (this hook's events after the older spooled ones: order is kept).
+ */
+async function deliver(
+  run: HookRun,
+  events: Typed[],
+  deadline: number,
+  outcome: HookOutcome,
+): Promise<void> {
+  const spoolWaiting = !run.spool.isEmpty();
+  if (events.length === 0 && !spoolWaiting) return;
+  let publisher: HookPublisher | null = null;
+  let sent = false;
+  try {
+    const opened = await within(() => run.openPublisher(), deadline);
+    if (!opened.ok) return fail(opened);
+    publisher = opened.value;
+    const open = publisher;
+    if (spoolWaiting) {
+      const drained = await within(() => run.spool.drain(open.publish), deadline);
+      if (!drained.ok) return fail(drained);
+      outcome.drained = drained.value.published;
+      if (drained.value.rejected > 0) {
+        outcome.messages.push(
+          `engram hook: ${drained.value.rejected} unreadable spool line(s) moved to ${run.spool.rejectedPath}`,
+        );
+      }
+      // Another process is draining: publishing now would overtake its older events.
+      if (drained.value.status === 'busy' || !run.spool.isEmpty()) return spool();
+    }
+    if (events.length === 0) return;
+    const published = await within(() => open.publish(events), deadline);
+    if (!published.ok) return fail(published);
+    sent = true;
+    outcome.published = events.length;
+  } finally {
+    if (!sent) run.spool.releaseLock();
+    if (publisher) {
+      const closing = publisher;
+      await within(() => closing.close(), deadline);
+    }
+  }
+
+  function spool(): void {
+    if (events.length === 0) return;
+    try {
+      run.spool.append(events);
+      outcome.spooled = events.length;
+    } catch (error) {
+      outcome.messages.push(
+        `engram hook: could not spool ${events.length} event(s) to ${run.spool.dir}: ${errorMessage(error)}`,
+      );
+    }
+  }
+
+  function fail(settled: Extract<Settled<unknown>, { ok: false }>): void {
+    if (settled.timedOut) outcome.timedOut = true;
+    spool();
+    outcome.messages.push(
+      `engram hook: ${settled.timedOut ? `no answer within ${run.budgetMs} ms` : settled.error}; ` +
+        `${events.length} event(s) spooled in ${run.spool.dir}, published by the next hook`,
+    );
+  }
+}
+
+async function recallWithin(
+  openMemory: () => Promise<HookMemory | null>,
+  request: HookMemoryRequest,
+  scope: HookScope,
+  deadline: number,
+  outcome: HookOutcome,
+): Promise<string> {
+  let memory: HookMemory | null = null;
+  const answer = await within(async () => {
+    memory = await openMemory();
+    if (memory === null) return '';
+    return request.kind === 'file'
+      ? memory.injectForFile(scope, request.filePath, request.toolName)
+      : memory.buildContext(scope, request.query);
+  }, deadline);
+  const opened = memory as HookMemory | null;
+  if (opened) await within(() => opened.close(), deadline);
+  if (answer.ok) return answer.value;
+  if (answer.timedOut) outcome.timedOut = true;
+  outcome.messages.push(
+    `engram hook: no memory context (${answer.timedOut ? 'recall ran out of time' : answer.error})`,
+  );
+  return '';
+}
+
+/** Drains the spool (`engram hook --flush`). */
+export async function flushSpool(
+  spool: HookSpool,
+  openPublisher: () => Promise<HookPublisher>,
+  budgetMs: number,
+): Promise<{ drained: number; left: number; error: string | null }> {
+  const deadline = Date.now() + budgetMs;
+  const opened = await within(openPublisher, deadline);
+  if (!opened.ok) return { drained: 0, left: spool.size(), error: opened.error };
+  try {
+    const drained = await within(() => spool.drain(opened.value.publish), deadline);
+    if (!drained.ok) return { drained: 0, left: spool.size(), error: drained.error };
+    if (drained.value.status === 'busy') {
+      return { drained: 0, left: spool.size(), error: 'another process is draining the spool' };
+    }
+    return { drained: drained.value.published, left: spool.size(), error: null };
+  } finally {
+    spool.releaseLock();
+    await within(() => opened.value.close(), deadline);
+  }
+}
+
+// ---- project, git ----
+
+export interface HookIdentity {
+  tenant?: string;
+  project?: string;
+  agent?: string;
+  user?: string;
+}
+
+/**
+ * Tenant, project and root of a hook's cwd. The project root is the git top level above `cwd`
+ * (the cwd itself outside git); the project id is `--project`, else the root's directory name
+ * (what `engram bootstrap` uses); the tenant is `--tenant`, else `default` (bootstrap's default).
+ * Git facts are read from `.git` directly (no `git` process within the budget).
+ */
+export function resolveHookProject(
+  cwd: string | undefined,
+  identity: HookIdentity = {},
+): HookProject {
+  const directory = resolve(cwd && isAbsolute(cwd) ? cwd : process.cwd());
+  const git = findGitDir(directory);
+  const root = git?.root ?? directory;
+  const head = git ? readGitHead(git.gitDir) : { branch: null, sha: null };
+  return {
+    tenantId: identity.tenant?.trim() || DEFAULT_HOOK_TENANT,
+    projectId: identity.project?.trim() || basename(root) || 'unknown',
+    projectRoot: root,
+    agentId: identity.agent?.trim() || CLAUDE_CODE_AGENT_KIND,
+    userId: identity.user?.trim() || null,
+    gitBranch: head.branch,
+    gitHeadSha: head.sha,
+  };
+}
+
+function findGitDir(start: string): { root: string; gitDir: string } | null {
+  for (let directory = start; ; directory = dirname(directory)) {
+    const dotGit = join(directory, '.git');
+    try {
+      const stat = statSync(dotGit);
+      if (stat.isDirectory()) return { root: directory, gitDir: dotGit };
+      // A worktree or submodule: `.git` is a file naming the real git directory.
+      const match = /^gitdir:\s*(.+)$/m.exec(readFileSync(dotGit, 'utf8'));
+      if (match) return { root: directory, gitDir: resolve(directory, match[1].trim()) };
+    } catch {
+      // No .git here.
+    }
+    if (dirname(directory) === directory) return null;
+  }
+}
+
+function readGitHead(gitDir: string): { branch: string | null; sha: string | null } {
+  try {
+    const head = readFileSync(join(gitDir, 'HEAD'), 'utf8').trim();
+    const ref = /^ref:\s*(refs\/heads\/(.+))$/.exec(head);
+    if (!ref) return { branch: null, sha: /^[0-9a-f]{40,64}$/.test(head) ? head : null };
+    return { branch: ref[2], sha: readRef(gitDir, ref[1]) };
+  } catch {
+    return { branch: null, sha: null };
+  }
+}
+
+function readRef(gitDir: string, ref: string): string | null {
+  // In a worktree, branch refs live in the common directory.
+  const common = existsSync(join(gitDir, 'commondir'))
+    ? resolve(gitDir, readFileSync(join(gitDir, 'commondir'), 'utf8').trim())
+    : gitDir;
+  for (const dir of [gitDir, common]) {
+    try {
+      const sha = readFileSync(join(dir, ref), 'utf8').trim();
+      if (/^[0-9a-f]{40,64}$/.test(sha)) return sha;
+    } catch {
+      // Not a loose ref here.
+    }
+  }
+  try {
+    for (const line of readFileSync(join(common, 'packed-refs'), 'utf8').split('\n')) {
+      const [sha, name] = line.trim().split(' ');
+      if (name === ref && /^[0-9a-f]{40,64}$/.test(sha)) return sha;
+    }
+  } catch {
+    // No packed refs.
+  }
+  return null;
+}
+
+// ---- publishers ----
+
+/**
+ * The contract codec of an agent topic under the configured prefix, built from
+ * @engram/contracts alone. Same fields as libs/kafka's contractCodec / replay-targets'
+ * prefixedCodec, without loading the Kafka client into every hook process (the distributed
+ * publisher uses prefixedCodec itself).
+ */
+function embeddedCodec(config: EngramConfig, topic: TopicName): TopicCodec<Typed> {
+  const spec = topicSpec(topic)!;
+  const name = config.topicPrefix + topic;
+  return {
+    topic: name,
+    subject: `${name}-value`,
+    schema: loadAvroSchema(spec.avroFile) as object,
+    toAvro: (event) => toAvroValue(event),
+    fromAvro: (value) => fromAvroValue<TopicName>(topic, value),
+    key: (event) => eventKey(event),
+    validate: (event) => envelopeProblems(event),
+  };
+}
+
+/** Publishes in order, one call per run of events of the same topic (as `engram replay`). */
+function publishInRuns(
+  codecOf: (topic: TopicName) => TopicCodec<Typed>,
+  publish: (codec: TopicCodec<Typed>, events: Typed[]) => Promise<void>,
+): PublishEvents {
+  return async (events) => {
+    const runs: { topic: TopicName; events: Typed[] }[] = [];
+    for (const event of events) {
+      const topic = topicOfRecord(event.type).topic as TopicName;
+      const last = runs[runs.length - 1];
+      if (last?.topic === topic) last.events.push(event);
+      else runs.push({ topic, events: [event] });
+    }
+    for (const run of runs) await publish(codecOf(run.topic), run.events);
+  };
+}
+
+const AGENT_TOPICS: readonly TopicName[] = [
+  TOPICS.prompts.topic,
+  TOPICS.toolCalls.topic,
+  TOPICS.lifecycle.topic,
+];
+
+/**
+ * The embedded log in `dataDir`. SQLite calls are synchronous, so the write-lock wait is bounded
+ * by the budget (a busy `engram start` cannot hold the hook past it), then SQLITE_BUSY → spool.
+ */
+export async function embeddedHookPublisher(
+  config: EngramConfig,
+  dataDir: string,
+  busyTimeoutMs: number,
+): Promise<HookPublisher> {
+  // The two modules, not the @engram/embedded barrel: the barrel loads @nestjs/common (the
+  // exactly-once processor's Logger), ~240 ms of a 300 ms budget on this 2-core machine.
+  const [{ SqliteEventLog }, { SqliteEventLogAdapter }] = await Promise.all([
+    import('../../../../libs/embedded/src/sqlite-event-log'),
+    import('../../../../libs/embedded/src/sqlite-event-log.adapter'),
+  ]);
+  const log = SqliteEventLog.open({ dataDir, busyTimeoutMs });
+  try {
+    const port = new SqliteEventLogAdapter(log);
+    for (const topic of AGENT_TOPICS) {
+      await port.ensureTopic({
+        topic: config.topicPrefix + topic,
+        partitions: config.segmenter.partitions,
+        compacted: false,
+      });
+    }
+    const codecs = new Map<TopicName, TopicCodec<Typed>>();
+    const codecOf = (topic: TopicName) => {
+      let codec = codecs.get(topic);
+      if (!codec) codecs.set(topic, (codec = embeddedCodec(config, topic)));
+      return codec;
+    };
+    return {
+      publish: publishInRuns(codecOf, (codec, events) => port.publish(codec, events)),
+      close: () => Promise.resolve(log.close()),
+    };
+  } catch (error) {
+    log.close();
+    throw error;
+  }
+}
+
+/**
+ * The configured Kafka. Connects a producer only (no topic or schema administration: the
+ * services' start-up does that; a missing topic fails the publish and the events are spooled).
+ */
+export async function distributedHookPublisher(config: EngramConfig): Promise<HookPublisher> {
+  const { AvroRegistry, createKafka, KafkaEventLog } = await import('@engram/kafka');
+  const { prefixedCodec } = await import('./replay-targets');
+  const kafka = createKafka({ brokers: config.kafka.brokers, clientId: 'engram-hook' });
+  const port = new KafkaEventLog(kafka, new AvroRegistry(config.schemaRegistry.url));
+  await port.connect();
+  return {
+    publish: publishInRuns(
+      (topic) => prefixedCodec(config, topic),
+      (codec, events) => port.publish(codec, events),
+    ),
+    close: () => port.disconnect(),
+  };
+}
+
+// ---- memory (embedded) ----
+
+/**
+ * Memory from the embedded retrieval store in `dataDir`, through RecallService (lexical only: the
+ * embedding model takes seconds to load, far past a hook's budget). Null when the data
+ * directory has no retrieval store yet.
+ *
+ * - buildContext: memories (k 5) and episodes (k 3) recalled for the prompt; at SessionStart the
+ *   query is the git branch's words (there is no prompt yet) and nothing without one.
+ *   TODO(BuildContext): the Recall API's BuildContext (thread, work state, token budget) and a
+ *   query-less project brief at SessionStart replace this once retrieval implements them.
+ * - injectForFile: memories (k 4) recalled for the file's path, with the file as relatedFiles.
+ *   TODO(InjectForFile): the Recall API's InjectForFile replaces this.
+ */
+export async function embeddedHookMemory(dataDir: string): Promise<HookMemory | null> {
+  if (!existsSync(join(dataDir, 'retrieval.db'))) return null;
+  const [{ SqliteRetrievalStore }, { createEmbeddedRecallStack, LEXICAL_ONLY_EMBEDDER }] =
+    await Promise.all([
+      import('@engram/embedded'),
+      import('../../../retrieval/src/retrieval.embedded'),
+    ]);
+  const store = SqliteRetrievalStore.open({ dataDir });
+  const stack = createEmbeddedRecallStack({ store, embedder: LEXICAL_ONLY_EMBEDDER });
+  const recall = async (
+    scope: HookScope,
+    query: string,
+    tier: 'memories' | 'episodes',
+    k: number,
+    relatedFiles: string[] = [],
+  ): Promise<RecalledItem[]> => {
+    const answer = await stack.service.recall({
+      tenantId: scope.tenantId,
+      projectId: scope.projectId,
+      query: query.slice(0, 1_000),
+      tier,
+      k,
+      relatedFiles,
+      sessionId: scope.sessionId,
+    });
+    return answer.results.map((hit) => ({
+      id: hit.id,
+      label: hit.tier === 'memories' ? hit.memory.memory.memoryType : 'episode',
+      text: hit.text,
+    }));
+  };
+  return {
+    async buildContext(scope, query) {
+      if (query === null) return '';
+      const [memories, episodes] = await Promise.all([
+        recall(scope, query, 'memories', 5),
+        recall(scope, query, 'episodes', 3),
+      ]);
+      return renderContext('Engram memory for this request', [...memories, ...episodes]);
+    },
+    async injectForFile(scope, filePath, _toolName) {
+      const words = filePath
+        .split(/[^\p{L}\p{N}]+/u)
+        .filter(Boolean)
+        .join(' ');
+      const memories = await recall(scope, words || filePath, 'memories', 4, [filePath]);
+      return renderContext(`Engram memory for ${filePath}`, memories);
+    },
+    async close() {
+      await stack.access.close().catch(() => undefined);
+      store.close();
+    },
+  };
+}
+
+interface RecalledItem {
+  id: string;
+  label: string;
+  text: string;
+}
+
+/** A short cited list for Claude's context; '' when nothing was recalled. */
+export function renderContext(title: string, items: readonly RecalledItem[]): string {
+  if (items.length === 0) return '';
+  const lines = items.map(
+    (item) => `- [${item.label} ${item.id}] ${item.text.replace(/\s+/g, ' ').trim()}`,
+  );
+  return [`${title} (recalled from past sessions; cite the id in brackets):`, ...lines].join('\n');
+}
+
+function truncate(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
+
+// ---- command ----
+
+interface HookCliOptions {
+  dataDir: string;
+  distributed?: boolean;
+  budgetMs?: number;
+  contextBudgetMs?: number;
+  flush?: boolean;
+  context: boolean;
+  tenant?: string;
+  project?: string;
+  agent?: string;
+  user?: string;
+}
+
+function budgetOption(value: string): number {
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 10 || parsed > 600_000) {
+    throw new InvalidArgumentError('must be a whole number of milliseconds in 10..600000');
+  }
+  return parsed;
+}
+
+async function readStdin(deadline: number): Promise<string> {
+  if (process.stdin.isTTY) return '';
+  const chunks: Buffer[] = [];
+  return new Promise((resolve) => {
+    const done = () => resolve(Buffer.concat(chunks).toString('utf8'));
+    const timer = setTimeout(done, Math.max(0, deadline - Date.now()));
+    process.stdin.on('data', (chunk: Buffer) => chunks.push(chunk));
+    process.stdin.on('end', () => {
+      clearTimeout(timer);
+      done();
+    });
+    process.stdin.on('error', () => {
+      clearTimeout(timer);
+      done();
+    });
+  });
+}
+
+/** The real stdout: everything else written there goes to stderr while the hook runs. */
+let writeStdout: ((text: string, done: () => void) => void) | null = null;
+
+/**
+ * Claude Code adds a hook's plain stdout to the model's context (SessionStart,
+ * UserPromptSubmit) or parses it as JSON: a library's log line there (the Nest logger kafkajs
+ * logs through writes to stdout) would corrupt it. Until `finish`, stdout goes to stderr.
+ */
+function guardStdout(): void {
+  if (writeStdout) return;
+  const original = process.stdout.write.bind(process.stdout);
+  writeStdout = (text, done) => original(text, done);
+  process.stdout.write = (chunk: string | Uint8Array, ...rest: never[]) =>
+    process.stderr.write(chunk, ...rest);
+}
+
+/** Writes, then exits 0: an abandoned publish or recall must not keep the agent waiting. */
+function finish(stdout: string | null, messages: readonly string[], code = 0): void {
+  for (const message of messages) process.stderr.write(`${message}\n`);
+  const exit = () => process.exit(code);
+  if (stdout) {
+    (writeStdout ?? ((text, done) => process.stdout.write(text, done)))(`${stdout}\n`, exit);
+  } else exit();
+}
+
+export function registerHookCommand(program: Command): void {
+  program
+    .command('hook')
+    .description(
+      'Claude Code hook bridge: read one hook event (JSON) on stdin, publish it, print memory ' +
+        'context; always exits 0 (see docs/claude-code-hooks.md)',
+    )
+    .option('--data-dir <dir>', 'the data directory (embedded log, spool)', DEFAULT_DATA_DIR)
+    .option('--distributed', 'publish to the configured Kafka instead of the embedded log')
+    .option(
+      '--budget-ms <ms>',
+      `hard time budget (default ${DEFAULT_HOOK_BUDGET_MS}; ${DEFAULT_FLUSH_BUDGET_MS} with --flush)`,
+      budgetOption,
+    )
+    .option('--flush', 'publish the spooled events now (no stdin); exit 1 if some remain')
+    .option(
+      '--context-budget-ms <ms>',
+      `time allowed for memory context (default ${DEFAULT_CONTEXT_BUDGET_MS})`,
+      budgetOption,
+    )
+    .option('--no-context', 'do not print memory context back into the session')
+    .option('--tenant <id>', `the tenantId of the events (default ${DEFAULT_HOOK_TENANT})`)
+    .option('--project <id>', "the projectId (default: the git root's directory name)")
+    .option('--agent <id>', `the agentId (default ${CLAUDE_CODE_AGENT_KIND})`)
+    .option('--user <id>', 'the userId (default none)')
+    .action(async (options: HookCliOptions) => {
+      const started = Date.now();
+      guardStdout();
+      const spool = new HookSpool(join(options.dataDir, 'spool'));
+      try {
+        const config = loadConfig();
+        const budgetMs =
+          options.budgetMs ?? (options.flush ? DEFAULT_FLUSH_BUDGET_MS : DEFAULT_HOOK_BUDGET_MS);
+        const openPublisher = () =>
+          options.distributed
+            ? distributedHookPublisher(config)
+            : embeddedHookPublisher(
+                config,
+                options.dataDir,
+                Math.max(10, Math.floor(budgetMs / 2)),
+              );
+        if (options.flush) {
+          const result = await flushSpool(spool, openPublisher, budgetMs);
+          const line = `${result.drained} spooled event(s) published, ${result.left} left`;
+          finish(null, [result.error ? `${line}: ${result.error}` : line], result.left > 0 ? 1 : 0);
+          return;
+        }
+        const input = await readStdin(started + budgetMs);
+        const outcome = await runHook({
+          input,
+          budgetMs: Math.max(0, budgetMs - (Date.now() - started)),
+          contextBudgetMs: Math.max(
+            0,
+            (options.contextBudgetMs ?? DEFAULT_CONTEXT_BUDGET_MS) - (Date.now() - started),
+          ),
+          spool,
+          sessions: new HookSessionStore(spool.dir),
+          project: (cwd) => resolveHookProject(cwd, options),
+          openPublisher,
+          openMemory:
+            options.context && !options.distributed
+              ? () => embeddedHookMemory(options.dataDir)
+              : undefined,
+        });
+        finish(outcome.stdout, outcome.messages);
+      } catch (error) {
+        // Fail open: a bad configuration must not break the agent either.
+        finish(null, [`engram hook: ${errorMessage(error)}`]);
+      }
+    });
+}
