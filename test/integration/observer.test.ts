@@ -128,7 +128,8 @@ async function settled(runtime: ObserverRuntime, events: number, ended: number):
       processor.counters.processed - promotion.counters.committedWorks >= events &&
       stage.pendingLifecycle === 0 &&
       stage.counters.sessionsEnded >= ended &&
-      promotion.counters.committedWorks === stage.counters.projectWorks
+      promotion.counters.committedWorks ===
+        stage.counters.projectWorks + runtime.episodeFeed.counters.projectWorks
         ? true
         : undefined,
     { timeoutMs: 90_000, intervalMs: 100 },

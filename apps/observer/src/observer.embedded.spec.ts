@@ -61,7 +61,8 @@ const settled = (observer: EmbeddedObserver, events: number) =>
       observer.processor.counters.processed - observer.promotion.counters.committedWorks >=
         events &&
       observer.stage.pendingLifecycle === 0 &&
-      observer.promotion.counters.committedWorks === observer.stage.counters.projectWorks,
+      observer.promotion.counters.committedWorks ===
+        observer.stage.counters.projectWorks + observer.episodeFeed.counters.projectWorks,
   );
 
 describe('observer on the embedded log and graph', () => {

@@ -12,6 +12,7 @@ import { EmbeddedExactlyOnceProcessor, type SqliteEventLog } from '@engram/embed
 import { Logger } from '@nestjs/common';
 import { DEFAULT_OBSERVER_GROUP, observerCodecs } from './observer.runtime';
 import { DEFAULT_OBSERVER_TOPICS, ObserverStage, type ObserverTopics } from './observer.stage';
+import { episodeFeedStage } from './episode-feed.stage';
 import { ProjectPromotionStage } from './project-promotion.stage';
 import { projectWorkCodec } from './project-work';
 
@@ -32,6 +33,7 @@ export interface EmbeddedObserverOptions {
 export interface EmbeddedObserver {
   stage: ObserverStage;
   promotion: ProjectPromotionStage;
+  episodeFeed: ReturnType<typeof episodeFeedStage>;
   processor: EmbeddedExactlyOnceProcessor;
   groupId: string;
   /** The topics it consumes from other services: `replay --wait` waits for them. */
@@ -50,7 +52,9 @@ export function ensureEmbeddedObserverTopics(
   for (const topic of [topics.toolCalls, topics.lifecycle, topics.projectWork]) {
     log.ensureTopic(topic, partitions, { withDeadLetter: true });
   }
-  log.ensureTopic(topics.memories, partitions, { compacted: true, withDeadLetter: true });
+  for (const topic of [topics.memories, topics.episodes]) {
+    log.ensureTopic(topic, partitions, { compacted: true, withDeadLetter: true });
+  }
   for (const topic of [topics.changelog, topics.projectState]) {
     log.ensureTopic(topic, partitions, { compacted: true });
   }
@@ -92,6 +96,7 @@ export async function startEmbeddedObserver(
     restore: restoreFrom(topics.projectState),
     ...(options.embedder && { embedder: options.embedder }),
   });
+  const episodeFeed = episodeFeedStage(projectWorkCodec(topics.projectWork));
   const codecs = observerCodecs(topics);
   const processor = new EmbeddedExactlyOnceProcessor(log, {
     groupId,
@@ -104,7 +109,8 @@ export async function startEmbeddedObserver(
   })
     .subscribe(codecs.toolCalls, stage.toolCallStage)
     .subscribe(codecs.lifecycle, stage.lifecycleStage)
-    .subscribe(projectWorkCodec(topics.projectWork), promotion);
+    .subscribe(projectWorkCodec(topics.projectWork), promotion)
+    .subscribe(codecOnTopic(contractCodec('memory.episodes.v1'), topics.episodes), episodeFeed);
   await processor.start();
 
   const sweeper = startSweepTimer(processor, stage, options.sweepIntervalMs ?? 5_000, (error) =>
@@ -114,9 +120,10 @@ export async function startEmbeddedObserver(
   return {
     stage,
     promotion,
+    episodeFeed,
     processor,
     groupId,
-    inputs: [topics.toolCalls, topics.lifecycle],
+    inputs: [topics.toolCalls, topics.lifecycle, topics.episodes],
     internal: [topics.projectWork],
     async stop() {
       await sweeper.stop();

@@ -29,6 +29,7 @@ import {
 import { Logger } from '@nestjs/common';
 import type { Admin, Kafka } from 'kafkajs';
 import type { Driver } from 'neo4j-driver';
+import { episodeFeedStage } from './episode-feed.stage';
 import { ProjectPromotionStage } from './project-promotion.stage';
 import { projectWorkCodec } from './project-work';
 import {
@@ -69,6 +70,7 @@ export interface ObserverRuntime {
   kafka: Kafka;
   stage: ObserverStage;
   promotion: ProjectPromotionStage;
+  episodeFeed: ReturnType<typeof episodeFeedStage>;
   processor: ExactlyOnceProcessor;
   writer: Neo4jObserverGraphWriter;
   driver: Driver;
@@ -94,6 +96,7 @@ export function prefixedObserverTopics(prefix: string): ObserverTopics {
     projectWork: prefix + d.projectWork,
     projectState: prefix + d.projectState,
     memories: prefix + d.memories,
+    episodes: prefix + d.episodes,
   };
 }
 
@@ -110,22 +113,23 @@ export async function ensureObserverTopics(
   await ensureTopics(kafka, [
     { topic: topics.toolCalls, partitions },
     { topic: topics.lifecycle, partitions },
+    { topic: topics.episodes, partitions, compacted: true },
   ]);
   const admin = kafka.admin();
   await admin.connect();
   let count: number;
   try {
-    const { topics: metadata } = await admin.fetchTopicMetadata({
-      topics: [topics.toolCalls, topics.lifecycle],
-    });
-    const [toolCalls, lifecycle] = metadata.map((topic) => topic.partitions.length);
-    if (toolCalls !== lifecycle) {
+    const inputs = [topics.toolCalls, topics.lifecycle, topics.episodes];
+    const { topics: metadata } = await admin.fetchTopicMetadata({ topics: inputs });
+    const counts = metadata.map((topic) => `${topic.name}: ${topic.partitions.length}`);
+    count = metadata[0].partitions.length;
+    // One consumer group reads them all with the co-partitioned assigner.
+    if (metadata.some((topic) => topic.partitions.length !== count)) {
       throw new Error(
-        `${topics.toolCalls} has ${toolCalls} partitions but ${topics.lifecycle} has ${lifecycle}: ` +
-          'the observer needs them co-partitioned (same count, keyed by sessionId)',
+        `the observer's inputs need one partition count (${counts.join(', ')}); ` +
+          'the agent topics are co-partitioned by sessionId',
       );
     }
-    count = toolCalls;
   } finally {
     await admin.disconnect();
   }
@@ -212,6 +216,7 @@ export async function startObserver(options: ObserverRuntimeOptions): Promise<Ob
     ...(options.embedder && { embedder: options.embedder }),
     ...(options.synthesiser && { synthesiser: options.synthesiser }),
   });
+  const episodeFeed = episodeFeedStage(projectWorkCodec(topics.projectWork));
   const codecs = observerCodecs(topics);
   const deadLetters = new DeadLetterWriter(kafka, 'observer');
   await deadLetters.connect();
@@ -227,7 +232,8 @@ export async function startObserver(options: ObserverRuntimeOptions): Promise<Ob
   })
     .subscribe(codecs.toolCalls, stage.toolCallStage)
     .subscribe(codecs.lifecycle, stage.lifecycleStage)
-    .subscribe(projectWorkCodec(topics.projectWork), promotion);
+    .subscribe(projectWorkCodec(topics.projectWork), promotion)
+    .subscribe(codecOnTopic(contractCodec('memory.episodes.v1'), topics.episodes), episodeFeed);
   await processor.start();
 
   const sweeper = startSweepTimer(processor, stage, options.sweepIntervalMs ?? 5_000, (error) =>
@@ -238,6 +244,7 @@ export async function startObserver(options: ObserverRuntimeOptions): Promise<Ob
     kafka,
     stage,
     promotion,
+    episodeFeed,
     processor,
     writer,
     driver,

@@ -63,6 +63,8 @@ export interface ObserverTopics {
   projectState: string;
   /** Promoted memories (SPEC §3, compacted, key memoryId). */
   memories: string;
+  /** The segmenter's annotated episodes (an input: their prompt ranges name memories' episodes). */
+  episodes: string;
 }
 
 export const DEFAULT_OBSERVER_TOPICS: ObserverTopics = {
@@ -72,6 +74,7 @@ export const DEFAULT_OBSERVER_TOPICS: ObserverTopics = {
   projectWork: 'observer.project-work.v1',
   projectState: 'observer.project-state.v1',
   memories: 'memory.memories.v1',
+  episodes: 'memory.episodes.v1',
 };
 
 export interface ObserverCodecs {

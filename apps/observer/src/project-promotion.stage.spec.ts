@@ -11,8 +11,9 @@ import {
 import { Type, type Schema } from 'avsc';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_OBSERVER_TOPICS, ObserverStage } from './observer.stage';
+import { episodeFeedStage } from './episode-feed.stage';
 import { ProjectPromotionStage } from './project-promotion.stage';
-import type { ProjectWork } from './project-work';
+import { projectWorkCodec, type ProjectWork } from './project-work';
 import {
   ACME,
   bash,
@@ -126,6 +127,17 @@ function pipeline() {
   };
 }
 
+/** An annotated episode of session `sessionId` covering its prompts 1–3 (the fields used). */
+function episodeOf(sessionId: string): Typed<'Episode'> {
+  return {
+    type: 'Episode',
+    ...ACME,
+    sessionId,
+    firstPromptId: 1,
+    lastPromptId: 3,
+  } as Typed<'Episode'>;
+}
+
 async function validatedSession(p: ReturnType<typeof pipeline>, index: number, note?: string) {
   const sessionId = `s${index}`;
   const at = T0 + index * HOUR;
@@ -181,6 +193,19 @@ describe('ProjectPromotionStage', () => {
       expect(memory.sourceEventIds.length).toBeGreaterThan(0);
     }
     console.log(`memories per session: ${JSON.stringify(typesAfter)}`);
+  });
+
+  it("should name the episode of a memory's newest evidence, from the segmenter's episodes", async () => {
+    const p = pipeline();
+    const feed = episodeFeedStage(projectWorkCodec(DEFAULT_OBSERVER_TOPICS.projectWork));
+    const episodes = [0, 1, 2].map((i) => ({ ...episodeOf(`s${i}`), episodeId: `e-s${i}` }));
+    const [fed] = (await feed.transform(p.delivered(episodes))) as StageOutput<ProjectWork>[];
+    p.work.push(...fed.events);
+    for (let i = 0; i < 3; i++) await validatedSession(p, i);
+    const patterns = p.memories.filter((m) => m.memoryType === 'prefetch_pattern');
+    expect(patterns.length).toBeGreaterThan(0);
+    // The newest evidence is the third session's (prompt 1, inside its episode).
+    expect(patterns.map((m) => m.episodeId)).toEqual(patterns.map(() => 'e-s2'));
   });
 
   it('should give the same memories and state when a batch is redelivered after an abort', async () => {

@@ -9,6 +9,7 @@ import {
   recordSessionSummary,
   type CandidateEmbedding,
   type DraftCandidate,
+  type EpisodeRange,
   type ExistingMemoryVector,
   type ObserverSettings,
   type ProjectObservationStats,
@@ -59,11 +60,15 @@ export interface ProjectRecord {
   promotedByScratchpad: Record<string, number>;
   /** The newest promoted memories' vectors, at most MAX_NOVELTY_VECTORS. */
   vectors: StoredVector[];
+  /** The project's latest episodes (prompt ranges), at most MAX_EPISODES; absent in old records. */
+  episodes?: EpisodeRange[];
 }
 
 /** Enough for a project's recent memories; older ones are still deduplicated by their ids. */
 const MAX_NOVELTY_VECTORS = 500;
 const MAX_SCRATCHPADS = 1_000;
+/** Enough for the sessions whose promotions are still to come. */
+const MAX_EPISODES = 500;
 
 /**
  * The observer's second stage, partitioned by project: folds every signal into the project's
@@ -150,6 +155,9 @@ export class ProjectPromotionStage implements ExactlyOnceStage<ProjectWork> {
     for (const summary of work.summaries) {
       recordSessionSummary(record.stats, summary, settings.maxSessionSummaries);
     }
+    if (work.episodes?.length) {
+      record.episodes = mergeEpisodes(record.episodes ?? [], work.episodes);
+    }
     const memories: Memory[] = [];
     for (const request of work.promotions) memories.push(...(await this.promote(record, request)));
     return memories;
@@ -184,6 +192,7 @@ export class ProjectPromotionStage implements ExactlyOnceStage<ProjectWork> {
     const { memories } = await promoteRanked(ranked.selected, input, {
       workUnitRef: request.workUnitRef,
       fallbackSessionId: request.sessionId,
+      episodes: record.episodes ?? [],
       ...(this.options.synthesiser && { synthesiser: this.options.synthesiser }),
     });
     this.remember(record, request.scratchpadId, ranked.selected, memories.length);
@@ -272,6 +281,16 @@ function newRecord(item: Delivered<ProjectWork>): ProjectRecord {
     promotedByScratchpad: {},
     vectors: [],
   };
+}
+
+/** Episodes by id, the latest version of each, the newest MAX_EPISODES kept. */
+function mergeEpisodes(known: EpisodeRange[], incoming: EpisodeRange[]): EpisodeRange[] {
+  const byId = new Map(known.map((episode) => [episode.episodeId, episode]));
+  for (const episode of incoming) {
+    byId.delete(episode.episodeId);
+    byId.set(episode.episodeId, episode);
+  }
+  return [...byId.values()].slice(-MAX_EPISODES);
 }
 
 function existingVectors(record: ProjectRecord): ExistingMemoryVector[] {

@@ -2,6 +2,7 @@ import type { TaskComplexity, WorkUnitRef } from '@engram/contracts';
 import {
   decodeStateJson,
   encodeStateJson,
+  type EpisodeRange,
   type ObserverSignal,
   type PromotionTrigger,
   type ScratchpadCommit,
@@ -45,13 +46,18 @@ export interface ProjectWork {
   signals: ObserverSignal[];
   summaries: SessionSummary[];
   promotions: PromotionRequest[];
+  /**
+   * The segmenter's episodes (their prompt ranges), so a memory names the episode of its newest
+   * evidence. Optional: records written before episodes were followed have none.
+   */
+  episodes?: EpisodeRange[];
 }
 
 export const projectKeyOf = (scope: { tenantId: string; projectId: string }) =>
   JSON.stringify([scope.tenantId, scope.projectId]);
 
 export function emptyProjectWork(tenantId: string, projectId: string): ProjectWork {
-  return { v: 1, tenantId, projectId, signals: [], summaries: [], promotions: [] };
+  return { v: 1, tenantId, projectId, signals: [], summaries: [], promotions: [], episodes: [] };
 }
 
 /**
@@ -94,5 +100,6 @@ export function projectWorkCodec(topic: string): TopicCodec<ProjectWork> {
 }
 
 export function isEmptyProjectWork(work: ProjectWork): boolean {
-  return work.signals.length + work.summaries.length + work.promotions.length === 0;
+  const parts = [work.signals, work.summaries, work.promotions, work.episodes ?? []];
+  return parts.every((part) => part.length === 0);
 }

@@ -51,7 +51,9 @@ describe('engram replay (embedded)', () => {
       // Waited for the observer too, down to its project stage: its graph has the sessions.
       const { observer } = services;
       expect(observer.stage.counters.toolCalls).toBe(stream.toolCalls.length);
-      expect(observer.promotion.counters.committedWorks).toBe(observer.stage.counters.projectWorks);
+      expect(observer.promotion.counters.committedWorks).toBe(
+        observer.stage.counters.projectWorks + observer.episodeFeed.counters.projectWorks,
+      );
       const promptDlq = [...log.replay('agent.prompts.v1.dlq')];
       expect(promptDlq).toHaveLength(1);
       expect(promptDlq[0].headers['engram.error.class']).toBe('ReplayLineError');

@@ -116,7 +116,10 @@ export function serviceGroups(config: EngramConfig, mode: 'embedded' | 'distribu
       groupId: config.topicPrefix + DEFAULT_OBSERVER_GROUP,
       topics:
         mode === 'embedded'
-          ? [...observed, ...prefixed(DEFAULT_OBSERVER_TOPICS.projectWork)]
+          ? [
+              ...observed,
+              ...prefixed(DEFAULT_OBSERVER_TOPICS.episodes, DEFAULT_OBSERVER_TOPICS.projectWork),
+            ]
           : observed,
     },
     {
