@@ -102,6 +102,20 @@ describe('EpisodeSummaryStage', () => {
     }
   });
 
+  it('should annotate a later version of the episode again (the segmenter republished it)', async () => {
+    const s = stage();
+    await s.episodeStage.transform(delivered(episode()));
+    s.committed();
+    await s.narrativeStage.transform(delivered(NARRATIVE));
+    s.committed();
+    // The stage's own output comes back, then the segmenter writes the episode again.
+    expect(annotatedOf(await s.episodeStage.transform(delivered(episode('x'), 1)))).toEqual([]);
+    s.committed();
+    const later = { ...episode(), eventId: 'ev-episode-2', crossThreadEpisodeIds: ['e0'] };
+    const [annotated] = annotatedOf(await s.episodeStage.transform(delivered(later, 2)));
+    expect(annotated).toMatchObject({ summary: NARRATIVE.summary, crossThreadEpisodeIds: ['e0'] });
+  });
+
   it('should leave an episode that has its summary alone (its own output coming back)', async () => {
     const s = stage();
     expect(annotatedOf(await s.episodeStage.transform(delivered(episode('done'))))).toEqual([]);

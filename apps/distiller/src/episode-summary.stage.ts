@@ -159,11 +159,8 @@ export class EpisodeSummaryStage {
   private onEpisode(item: Delivered<Typed<'Episode'>>): Typed<'Episode'> | null {
     const episode = item.event;
     const current = this.current(episode.episodeId, item.partition);
-    if (episode.summary !== null) {
-      // Final (this stage's own output, or a summary from elsewhere): nothing waits any more.
-      if (current) this.touched.set(episode.episodeId, { partition: item.partition, record: null });
-      return null;
-    }
+    // Final (this stage's own output coming back, or a summary from elsewhere): nothing to do.
+    if (episode.summary !== null) return null;
     return this.join(item.partition, { ...(current ?? this.fresh(item.partition)), episode });
   }
 
@@ -181,7 +178,10 @@ export class EpisodeSummaryStage {
       this.touched.set(episodeId, { partition, record });
       return null;
     }
-    this.touched.set(episodeId, { partition, record: null });
+    // The narrative stays (until the sweep's horizon): a later version of the episode from the
+    // segmenter — re-annotated, linked — must get its summary again, or it would replace the
+    // annotated one without it.
+    this.touched.set(episodeId, { partition, record: { ...record, episode: null } });
     this.counters.annotated += 1;
     return {
       ...episode,
