@@ -1,4 +1,5 @@
 import { fuseCandidates, type FusionInput } from './fusion';
+import type { ModelVector } from './model-vector';
 import { maxAccessCount, scoreSubject, type ScoringSubject } from './hybrid-score';
 import { compareText } from './ordering';
 import type { RankingConfig } from './ranking-config';
@@ -49,6 +50,40 @@ export function rankDocuments(input: RankDocumentsInput, config: RankingConfig):
       ),
     }))
     .sort(byScore);
+}
+
+/** A tier whose records carry no vector: the store passes them beside, by id. */
+export interface RecordTierInput extends Omit<RankDocumentsInput, 'vectorOf' | 'subjectOf'> {
+  vectors: ReadonlyMap<string, ModelVector>;
+  limit?: number;
+}
+
+/**
+ * rankDocuments over a tier's records by id: the candidates `eligible` keeps (in scope, in time),
+ * scored with `subjectOf`, at most `limit` — the episodes and turns tiers, which differ only in
+ * their records and filters.
+ */
+export function rankRecords<T>(
+  input: RecordTierInput,
+  byId: ReadonlyMap<string, T>,
+  eligible: (record: T) => boolean,
+  subjectOf: (record: T) => ScoringSubject,
+  config: RankingConfig,
+): { record: T; score: ScoreComponents }[] {
+  const { vectors, limit, ...rest } = input;
+  const scored = rankDocuments(
+    {
+      ...rest,
+      vectorOf: (id) => vectors.get(id),
+      subjectOf: (id) => {
+        const record = byId.get(id);
+        return record !== undefined && eligible(record) ? subjectOf(record) : undefined;
+      },
+    },
+    config,
+  );
+  const limited = limit === undefined ? scored : scored.slice(0, Math.max(0, limit));
+  return limited.map(({ id, score }) => ({ record: byId.get(id) as T, score }));
 }
 
 /** final score descending, then relevance descending, then id ascending. */

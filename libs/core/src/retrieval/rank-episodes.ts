@@ -2,7 +2,7 @@ import type { Episode } from '@engram/contracts';
 import { episodeInTemporal } from './memory-filter';
 import type { ModelVector } from './model-vector';
 import { episodeProvenance, type Provenance } from './provenance';
-import { rankDocuments } from './rank-documents';
+import { rankRecords } from './rank-documents';
 import { DEFAULT_RANKING_CONFIG, type RankingConfig } from './ranking-config';
 import { inScope, requireScope, type RecallScope } from './recall-scope';
 import type { RankedHit } from './rrf';
@@ -41,30 +41,17 @@ export function rankEpisodes(
   config: RankingConfig = DEFAULT_RANKING_CONFIG,
 ): RankedEpisode[] {
   const scope = requireScope(input.scope);
-  const byId = new Map(input.episodes.map((episode) => [episode.episodeId, episode]));
-  const eligible = (id: string): Episode | undefined => {
-    const episode = byId.get(id);
-    if (!episode || !inScope(episode, scope)) return undefined;
-    return !input.temporal || episodeInTemporal(episode, input.temporal) ? episode : undefined;
-  };
-  const scored = rankDocuments(
-    {
-      bm25: input.bm25,
-      knn: input.knn,
-      query: input.query,
-      vectorOf: (id) => input.vectors.get(id),
-      subjectOf: (id) => {
-        const episode = eligible(id);
-        return episode ? episodeSubject(episode) : undefined;
-      },
-      phase: input.phase,
-      now: input.now,
-    },
+  const { episodes, scope: _scope, temporal, ...tier } = input;
+  const inTime = (episode: Episode) => !temporal || episodeInTemporal(episode, temporal);
+  return rankRecords(
+    tier,
+    new Map(episodes.map((episode) => [episode.episodeId, episode])),
+    (episode) => inScope(episode, scope) && inTime(episode),
+    episodeSubject,
     config,
-  );
-  const limited = input.limit === undefined ? scored : scored.slice(0, Math.max(0, input.limit));
-  return limited.map(({ id, score }) => {
-    const episode = byId.get(id) as Episode;
-    return { episode, score, provenance: episodeProvenance(episode) };
-  });
+  ).map(({ record: episode, score }) => ({
+    episode,
+    score,
+    provenance: episodeProvenance(episode),
+  }));
 }

@@ -3,7 +3,7 @@ import type { ScoringSubject } from './hybrid-score';
 import { inRange, inSessions, type TemporalConstraint } from './temporal';
 import type { ModelVector } from './model-vector';
 import type { Provenance } from './provenance';
-import { rankDocuments } from './rank-documents';
+import { rankRecords } from './rank-documents';
 import { DEFAULT_RANKING_CONFIG, type RankingConfig } from './ranking-config';
 import { inScope, requireScope, type RecallScope } from './recall-scope';
 import type { RankedHit } from './rrf';
@@ -80,30 +80,13 @@ export function rankTurns(
   config: RankingConfig = DEFAULT_RANKING_CONFIG,
 ): RankedTurn[] {
   const scope = requireScope(input.scope);
-  const byId = new Map(input.turns.map((turn) => [turn.eventId, turn]));
-  const eligible = (id: string): Turn | undefined => {
-    const turn = byId.get(id);
-    if (!turn || !inScope(turn, scope) || turn.source !== 'user') return undefined;
-    return !input.temporal || turnInTemporal(turn, input.temporal) ? turn : undefined;
-  };
-  const scored = rankDocuments(
-    {
-      bm25: input.bm25,
-      knn: input.knn,
-      query: input.query,
-      vectorOf: (id) => input.vectors.get(id),
-      subjectOf: (id) => {
-        const turn = eligible(id);
-        return turn ? turnSubject(turn) : undefined;
-      },
-      phase: input.phase,
-      now: input.now,
-    },
+  const { turns, scope: _scope, temporal, ...tier } = input;
+  const inTime = (turn: Turn) => !temporal || turnInTemporal(turn, temporal);
+  return rankRecords(
+    tier,
+    new Map(turns.map((turn) => [turn.eventId, turn])),
+    (turn) => inScope(turn, scope) && turn.source === 'user' && inTime(turn),
+    turnSubject,
     config,
-  );
-  const limited = input.limit === undefined ? scored : scored.slice(0, Math.max(0, input.limit));
-  return limited.map(({ id, score }) => {
-    const turn = byId.get(id) as Turn;
-    return { turn, score, provenance: turnProvenance(turn) };
-  });
+  ).map(({ record: turn, score }) => ({ turn, score, provenance: turnProvenance(turn) }));
 }
