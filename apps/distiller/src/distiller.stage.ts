@@ -15,6 +15,7 @@ import {
   type DistillationTrigger,
   type DistillationWindow,
   type MemoryOptions,
+  CommittedChangelog,
 } from '@engram/core';
 import type {
   AnyStageOutput,
@@ -169,10 +170,9 @@ const NOTHING: DistillerInputOffsets = { prompts: 0, toolCalls: 0, boundaries: 0
  */
 export class DistillerStage {
   private readonly logger = new Logger(DistillerStage.name);
-  private readonly committedRecords = new Map<number, Map<string, Buffer>>();
+  private readonly committedRecords: CommittedChangelog<DistillerRecord>;
   private readonly sessions = new Map<string, { partition: number } & DistillerSessionProgress>();
   private readonly dedupe = new Map<string, { partition: number; at: number }>();
-  private readonly restored = new Set<number>();
   private owned = new Set<number>();
   private readonly consumed = new Map<number, DistillerInputOffsets>();
   private staged: StagedWrite[] = [];
@@ -204,6 +204,12 @@ export class DistillerStage {
   ) {
     this.limits = options.limits ?? DEFAULT_DISTILLER_SESSION_LIMITS;
     this.retention = options.retention ?? DEFAULT_DISTILLER_RETENTION;
+    this.committedRecords = new CommittedChangelog({
+      restore: options.restore,
+      decode: decodeRecord,
+      onUnreadable: (key, error) =>
+        this.logger.error(`unreadable changelog record ${key} skipped: ${String(error)}`),
+    });
   }
 
   /** Sessions in committed state. */
@@ -221,7 +227,7 @@ export class DistillerStage {
   /** After a rebalance: forget partitions no longer owned; new ones restore on first use. */
   onAssignment(partitions: readonly number[]): void {
     this.owned = new Set(partitions);
-    for (const partition of [...this.restored]) {
+    for (const partition of this.committedRecords.partitions) {
       if (!this.owned.has(partition)) this.forgetPartition(partition);
     }
   }
@@ -305,9 +311,7 @@ export class DistillerStage {
 
   committed(): void {
     for (const write of this.staged) {
-      const records = this.partitionRecords(write.partition);
-      if (write.value === null) records.delete(write.key);
-      else records.set(write.key, write.value);
+      this.committedRecords.apply(write.partition, write.key, write.value);
       this.index(write);
     }
     for (const [partition, offsets] of this.stagedConsumed) {
@@ -618,7 +622,7 @@ export class DistillerStage {
   private loadSession(work: Work, sessionId: string, partition: number): WorkingSession | null {
     const working = work.sessions.get(sessionId);
     if (working) return working;
-    const bytes = this.committedRecords.get(partition)?.get(sessionKey(sessionId));
+    const bytes = this.committedRecords.get(partition, sessionKey(sessionId));
     if (!bytes) return null;
     const record = decodeRecord(bytes);
     if (record.kind !== 'session') return null;
@@ -652,43 +656,22 @@ export class DistillerStage {
     }
   }
 
-  private partitionRecords(partition: number): Map<string, Buffer> {
-    let records = this.committedRecords.get(partition);
-    if (!records) {
-      records = new Map();
-      this.committedRecords.set(partition, records);
-    }
-    return records;
-  }
-
   /** Restores a partition's records from the changelog unless they are in memory. */
   private async ensureRestored(partition: number): Promise<void> {
     this.owned.add(partition);
-    if (this.restored.has(partition)) return;
-    const records = this.partitionRecords(partition);
-    for (const [key, value] of await this.options.restore([partition])) {
-      let record: DistillerRecord;
-      try {
-        record = decodeRecord(value);
-      } catch (error) {
-        this.logger.error(`unreadable changelog record ${key} skipped: ${String(error)}`);
-        continue;
-      }
-      if (record.partition !== partition) continue;
-      records.set(key, value);
+    await this.committedRecords.ensure(partition, (key, record) => {
+      const value = this.committedRecords.get(partition, key)!;
       if (record.kind === 'session') {
         this.index({ key, partition, value, progress: progressOf(record.session) });
         this.streamTime = Math.max(this.streamTime, record.session.lastActivityAt);
       } else {
         this.index({ key, partition, value, at: record.at });
       }
-    }
-    this.restored.add(partition);
+    });
   }
 
   private forgetPartition(partition: number): void {
-    this.restored.delete(partition);
-    this.committedRecords.delete(partition);
+    this.committedRecords.forget(partition);
     this.consumed.delete(partition);
     for (const [sessionId, entry] of [...this.sessions]) {
       if (entry.partition === partition) this.sessions.delete(sessionId);

@@ -18,6 +18,7 @@ import {
   type ObserverSignal,
   type PromotionTrigger,
   type Scratchpad,
+  CommittedChangelog,
 } from '@engram/core';
 import type {
   AnyStageOutput,
@@ -171,9 +172,8 @@ const DAY_MS = 24 * 60 * 60 * 1000;
  */
 export class ObserverStage {
   private readonly logger = new Logger(ObserverStage.name);
-  private readonly committedRecords = new Map<number, Map<string, Buffer>>();
+  private readonly committedRecords: CommittedChangelog<ObserverRecord>;
   private readonly index = new Map<string, SessionIndexEntry>();
-  private readonly restored = new Set<number>();
   private owned = new Set<number>();
   private readonly toolCallsConsumed = new Map<number, number>();
   private staged: StagedWrite[] = [];
@@ -205,6 +205,12 @@ export class ObserverStage {
   ) {
     this.sessionIdleMs = options.sessionIdleMs ?? DAY_MS;
     this.projectWork = projectWorkCodec(topics.projectWork);
+    this.committedRecords = new CommittedChangelog({
+      restore: options.restore,
+      decode: decodeRecord,
+      onUnreadable: (key, error) =>
+        this.logger.error(`unreadable changelog record ${key} skipped: ${String(error)}`),
+    });
   }
 
   /** Sessions in committed state. */
@@ -222,7 +228,7 @@ export class ObserverStage {
   /** After a rebalance: forget partitions no longer owned; new ones restore on first use. */
   onAssignment(partitions: readonly number[]): void {
     this.owned = new Set(partitions);
-    for (const partition of [...this.restored]) {
+    for (const partition of this.committedRecords.partitions) {
       if (!this.owned.has(partition)) this.forgetPartition(partition);
     }
   }
@@ -283,9 +289,7 @@ export class ObserverStage {
 
   committed(): void {
     for (const write of this.staged) {
-      const records = this.partitionRecords(write.partition);
-      if (write.value === null) records.delete(write.key);
-      else records.set(write.key, write.value);
+      this.committedRecords.apply(write.partition, write.key, write.value);
       if (!write.key.startsWith('session:')) continue;
       const sessionId = write.key.slice('session:'.length);
       if (write.index === null) this.index.delete(sessionId);
@@ -641,7 +645,7 @@ export class ObserverStage {
   private loadSession(work: Work, sessionId: string, partition: number): WorkingSession | null {
     const working = work.sessions.get(sessionId);
     if (working) return working;
-    const bytes = this.committedRecords.get(partition)?.get(sessionKey(sessionId));
+    const bytes = this.committedRecords.get(partition, sessionKey(sessionId));
     if (!bytes) return null;
     const record = decodeRecord(bytes) as SessionRecord;
     const session: WorkingSession = {
@@ -659,9 +663,7 @@ export class ObserverStage {
     const { record } = session;
     const working = work.pads.get(record.scratchpadId);
     if (working) return working;
-    const bytes = this.committedRecords
-      .get(record.partition)
-      ?.get(scratchpadKey(record.scratchpadId));
+    const bytes = this.committedRecords.get(record.partition, scratchpadKey(record.scratchpadId));
     const pad: WorkingPad = {
       partition: record.partition,
       pad: bytes
@@ -693,44 +695,22 @@ export class ObserverStage {
     }
   }
 
-  private partitionRecords(partition: number): Map<string, Buffer> {
-    let records = this.committedRecords.get(partition);
-    if (!records) {
-      records = new Map();
-      this.committedRecords.set(partition, records);
-    }
-    return records;
-  }
-
   /** Restores a partition's records from the changelog unless they are in memory. */
   private async ensureRestored(partition: number): Promise<void> {
     this.owned.add(partition);
-    if (this.restored.has(partition)) return;
-    const records = this.partitionRecords(partition);
-    for (const [key, value] of await this.options.restore([partition])) {
-      let record: ObserverRecord;
-      try {
-        record = decodeRecord(value);
-      } catch (error) {
-        this.logger.error(`unreadable changelog record ${key} skipped: ${String(error)}`);
-        continue;
-      }
-      if (record.partition !== partition) continue;
-      records.set(key, value);
-      if (record.kind !== 'session') continue;
+    await this.committedRecords.ensure(partition, (_key, record) => {
+      if (record.kind !== 'session') return;
       this.index.set(record.sessionId, {
         partition,
         lastActivityAt: record.lastActivityAt,
         pending: record.pending.length,
       });
       this.streamTime = Math.max(this.streamTime, record.lastActivityAt);
-    }
-    this.restored.add(partition);
+    });
   }
 
   private forgetPartition(partition: number): void {
-    this.restored.delete(partition);
-    this.committedRecords.delete(partition);
+    this.committedRecords.forget(partition);
     this.toolCallsConsumed.delete(partition);
     for (const [sessionId, entry] of [...this.index]) {
       if (entry.partition === partition) this.index.delete(sessionId);

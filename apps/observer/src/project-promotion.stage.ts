@@ -18,6 +18,7 @@ import {
   type Synthesiser,
   decodeStateJson,
   encodeStateJson,
+  CommittedChangelog,
 } from '@engram/core';
 import type {
   AnyStageOutput,
@@ -80,7 +81,7 @@ const MAX_EPISODES = 500;
  */
 export class ProjectPromotionStage implements ExactlyOnceStage<ProjectWork> {
   private readonly logger = new Logger(ProjectPromotionStage.name);
-  private readonly committedRecords = new Map<number, Map<string, Buffer>>();
+  private readonly committedRecords: CommittedChangelog<ProjectRecord>;
   private staged: { partition: number; key: string; value: Buffer }[] = [];
   private transformDone = false;
 
@@ -97,12 +98,19 @@ export class ProjectPromotionStage implements ExactlyOnceStage<ProjectWork> {
   /** The latest rejections (why a candidate did not become a memory), for logs and tests. */
   readonly recentRejections: Rejection[] = [];
 
-  constructor(private readonly options: ProjectPromotionOptions) {}
+  constructor(private readonly options: ProjectPromotionOptions) {
+    this.committedRecords = new CommittedChangelog({
+      restore: options.restore,
+      decode: (value) => decodeStateJson<ProjectRecord>(value),
+      onUnreadable: (key, error) =>
+        this.logger.error(`unreadable project state ${key} skipped: ${String(error)}`),
+    });
+  }
 
   onAssignment(partitions: readonly number[]): void {
     const owned = new Set(partitions);
-    for (const partition of [...this.committedRecords.keys()]) {
-      if (!owned.has(partition)) this.committedRecords.delete(partition);
+    for (const partition of this.committedRecords.partitions) {
+      if (!owned.has(partition)) this.committedRecords.forget(partition);
     }
   }
 
@@ -131,7 +139,7 @@ export class ProjectPromotionStage implements ExactlyOnceStage<ProjectWork> {
 
   onCommitted(): void {
     for (const { partition, key, value } of this.staged) {
-      this.partitionRecords(partition).set(key, value);
+      this.committedRecords.apply(partition, key, value);
     }
     this.counters.committedWorks += this.stagedCounts.works;
     this.counters.committedMemories += this.stagedCounts.memories;
@@ -142,7 +150,7 @@ export class ProjectPromotionStage implements ExactlyOnceStage<ProjectWork> {
   /** A failed commit may have happened: the changelog, not memory, is then the truth. */
   onAborted(): void {
     if (this.transformDone) {
-      for (const { partition } of this.staged) this.committedRecords.delete(partition);
+      for (const { partition } of this.staged) this.committedRecords.forget(partition);
     }
     this.staged = [];
     this.transformDone = false;
@@ -242,32 +250,11 @@ export class ProjectPromotionStage implements ExactlyOnceStage<ProjectWork> {
     const key = projectKeyOf(item.event);
     const current = working.get(key);
     if (current) return current;
-    const bytes = (await this.restored(item.partition)).get(key);
+    await this.committedRecords.ensure(item.partition, () => undefined);
+    const bytes = this.committedRecords.get(item.partition, key);
     const record = bytes ? decodeStateJson<ProjectRecord>(bytes) : newRecord(item);
     working.set(key, record);
     return record;
-  }
-
-  /** The partition's committed records, read from the changelog on first use. */
-  private async restored(partition: number): Promise<Map<string, Buffer>> {
-    const known = this.committedRecords.get(partition);
-    if (known) return known;
-    const records = new Map<string, Buffer>();
-    for (const [key, value] of await this.options.restore([partition])) {
-      if (value !== null) records.set(key, value);
-    }
-    this.committedRecords.set(partition, records);
-    this.logger.debug(`restored ${records.size} projects of partition ${partition}`);
-    return records;
-  }
-
-  private partitionRecords(partition: number): Map<string, Buffer> {
-    let records = this.committedRecords.get(partition);
-    if (!records) {
-      records = new Map();
-      this.committedRecords.set(partition, records);
-    }
-    return records;
   }
 }
 

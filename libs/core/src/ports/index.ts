@@ -3,3 +3,4 @@ export * from './partitioning';
 export * from './stream-stage';
 export * from './observer-graph';
 export * from './state-json';
+export * from './committed-changelog';
