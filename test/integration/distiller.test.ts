@@ -1,4 +1,5 @@
 import type { Episode, Memory } from '@engram/contracts';
+import { EVENT_FIXTURES } from '../../libs/contracts/src/testing/event-fixtures';
 import { memoryIdOf, segmenterSettings } from '@engram/core';
 import { deadLetterTopic, EventPublisher } from '@engram/kafka';
 import type { Kafka } from 'kafkajs';
@@ -278,6 +279,56 @@ describe('distiller service on real Kafka', () => {
     }
     const [dead] = await readAllCommitted(kafka, deadLetterTopic(badTopics.prompts), 1, 500);
     expect(dead.value?.toString()).toBe('not avro at all');
+  });
+
+  it("should join an episode with its narrative after a restart between the two halves (the join's own changelog)", async () => {
+    const joinPrefix = `${uniqueName('it-dist-join')}.`;
+    const joinTopics = prefixedDistillerTopics(joinPrefix);
+    const kafka = testKafka();
+    await ensureDistillerTopics(kafka, joinTopics, PARTITIONS);
+    const codecs = distillerCodecs(joinTopics);
+    const episode = { ...EVENT_FIXTURES.Episode, summary: null };
+    const publisher = new EventPublisher(kafka, testRegistry());
+    await publisher.connect();
+    try {
+      const first = await startDistiller(options(joinPrefix));
+      try {
+        await publisher.publish(codecs.episodes, [{ type: 'Episode', ...episode }]);
+        // The episode's half waits in the join's changelog (before the fix it went to the
+        // distiller's session changelog, and a restarted join restored nothing).
+        await eventually(
+          async () =>
+            (await topicSize(kafka, joinTopics.summaryChangelog)) > 0 ? true : undefined,
+          { timeoutMs: 30_000, intervalMs: 200 },
+        );
+      } finally {
+        await first.stop();
+      }
+      expect(await topicSize(kafka, joinTopics.changelog)).toBe(0);
+      const second = await startDistiller(options(joinPrefix));
+      try {
+        const narrative = {
+          eventId: '7d0e1b8a-2f4c-5a6b-9c8d-0e1f2a3b4c5d',
+          tenantId: episode.tenantId,
+          projectId: episode.projectId,
+          sessionId: episode.sessionId,
+          episodeId: episode.episodeId,
+          summary: 'Worked on auth, token, refresh: serialised the refresh behind a mutex.',
+          timestamp: episode.endedAt,
+        };
+        await publisher.publish(codecs.narratives, [narrative]);
+        const annotated = await eventually(
+          async () =>
+            (await latestEpisodes(joinTopics)).get(episode.episodeId)?.summary ?? undefined,
+          { timeoutMs: 30_000, intervalMs: 300 },
+        );
+        expect(annotated).toBe(narrative.summary);
+      } finally {
+        await second.stop();
+      }
+    } finally {
+      await publisher.disconnect();
+    }
   });
 
   it('should distil episodes the real segmenter closes', async () => {

@@ -20,7 +20,7 @@ import {
   type DistillerTopics,
   type InputPositions,
 } from './distiller.stage';
-import { EpisodeSummaryStage } from './episode-summary.stage';
+import { EpisodeSummaryStage, summaryTopicsOf } from './episode-summary.stage';
 import type { WindowDistiller } from './window-distiller';
 
 export interface EmbeddedDistillerOptions {
@@ -106,14 +106,10 @@ export async function startEmbeddedDistiller(
     }),
     ...(options.memory && { memory: options.memory }),
   });
-  const summaries = new EpisodeSummaryStage(
-    {
-      episodes: topics.episodes,
-      narratives: topics.narratives,
-      changelog: topics.summaryChangelog,
-    },
-    { restore: restoreFrom(topics.summaryChangelog), episodes: codecs.episodes },
-  );
+  const summaries = new EpisodeSummaryStage(summaryTopicsOf(topics), {
+    restore: restoreFrom(topics.summaryChangelog),
+    episodes: codecs.episodes,
+  });
   const processor = new EmbeddedExactlyOnceProcessor(log, {
     groupId,
     service: 'distiller',

@@ -31,7 +31,7 @@ import {
   type DistillerTopics,
   type InputPositions,
 } from './distiller.stage';
-import { EpisodeSummaryStage, narrativeCodec } from './episode-summary.stage';
+import { EpisodeSummaryStage, narrativeCodec, summaryTopicsOf } from './episode-summary.stage';
 import {
   ExtractiveWindowDistiller,
   LlmWindowDistiller,
@@ -274,8 +274,9 @@ export async function startDistiller(options: DistillerRuntimeOptions): Promise<
     }),
     ...(options.memory && { memory: options.memory }),
   });
-  const summaries = new EpisodeSummaryStage(topics, {
-    restore: (partitions) => readChangelog(kafka, topics.summaryChangelog, partitions),
+  const summaryTopics = summaryTopicsOf(topics);
+  const summaries = new EpisodeSummaryStage(summaryTopics, {
+    restore: (partitions) => readChangelog(kafka, summaryTopics.changelog, partitions),
     episodes: codecs.episodes,
   });
   const deadLetters = new DeadLetterWriter(kafka, 'distiller');

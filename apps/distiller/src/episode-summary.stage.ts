@@ -64,6 +64,22 @@ export interface EpisodeSummaryTopics {
   changelog: string;
 }
 
+/**
+ * The join's topics among the distiller's: its halves go to its own changelog (the distiller's
+ * is partitioned by session, and a restore reads only the changelog it was written to).
+ */
+export function summaryTopicsOf(topics: {
+  episodes: string;
+  narratives: string;
+  summaryChangelog: string;
+}): EpisodeSummaryTopics {
+  return {
+    episodes: topics.episodes,
+    narratives: topics.narratives,
+    changelog: topics.summaryChangelog,
+  };
+}
+
 export interface EpisodeSummaryOptions {
   restore: (partitions: number[]) => Promise<Map<string, Buffer>>;
   episodes: TopicCodec<Typed<'Episode'>>;
