@@ -1,9 +1,11 @@
 import type { LifecycleEvent, ToolCallObserved, Typed } from '@engram/contracts';
 import {
   addCommit,
+  consolidationCandidates,
   addNote,
   addSignals,
   expireIdle,
+  markConsolidated,
   markPromoted,
   newScratchpad,
   onSessionEnded,
@@ -473,9 +475,17 @@ export class ObserverStage {
     at: number,
   ): void {
     pad.changed = true;
+    const { settings } = this.options;
     for (const trigger of triggers) {
       const content = promotableOf(pad.pad, trigger);
       const segment = pad.pad.segments.find((s) => trigger.segmentIds.includes(s.segmentId));
+      markPromoted(pad.pad, trigger, 0, settings.moduleDepth);
+      // The spec's final promotion also consolidates its validated subtasks (seed 002 §8), from
+      // the digests markPromoted just made; once per scratchpad.
+      const consolidation = trigger.consolidate
+        ? consolidationCandidates(pad.pad, at, settings)
+        : [];
+      if (trigger.consolidate) markConsolidated(pad.pad);
       work.projectOf(pad.pad).promotions.push({
         scratchpadId: pad.pad.scratchpadId,
         sessionId: session.record.sessionId,
@@ -484,8 +494,8 @@ export class ObserverStage {
         complexity: pad.pad.complexity,
         workUnitRef: segment?.workUnitRef ?? pad.pad.workUnitRoot,
         ...content,
+        consolidation,
       });
-      markPromoted(pad.pad, trigger, 0, this.options.settings.moduleDepth);
     }
     this.counters.promotionTriggers += triggers.length;
   }

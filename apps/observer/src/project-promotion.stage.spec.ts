@@ -22,6 +22,7 @@ import {
   rememberRequested,
   sessionCalls,
   sessionEnded,
+  subtaskValidated,
   T0,
   validationPassed,
   type CallSpec,
@@ -206,6 +207,39 @@ describe('ProjectPromotionStage', () => {
     expect(patterns.length).toBeGreaterThan(0);
     // The newest evidence is the third session's (prompt 1, inside its episode).
     expect(patterns.map((m) => m.episodeId)).toEqual(patterns.map(() => 'e-s2'));
+  });
+
+  it('should consolidate a spec of ten validated subtasks into global module insights, once', async () => {
+    const p = pipeline();
+    const subtasks = 10;
+    for (let i = 1; i <= subtasks; i += 1) {
+      const at = T0 + i * 600_000;
+      // Every subtask edits the token module and one file of its own: token.ts is the hotspot.
+      await p.calls(
+        sessionCalls(
+          ACME,
+          'spec',
+          [read(TOKEN), edit(TOKEN), edit(`src/auth/step${i}.ts`)],
+          at,
+        ).map((call, step) => ({ ...call, eventId: `spec:${i}:${step}`, promptId: i })),
+      );
+      await p.lifecycle([subtaskValidated(ACME, 'spec', at + 300_000, i, subtasks)]);
+    }
+    await p.lifecycle([
+      validationPassed(ACME, 'spec', T0 + 8 * HOUR),
+      sessionEnded(ACME, 'spec', T0 + 8 * HOUR + 1_000),
+    ]);
+    await p.promote();
+    const insights = p.memories.filter((m) => m.scope === 'global');
+    expect(insights.length).toBeGreaterThanOrEqual(2);
+    expect(insights.every((m) => m.memoryType === 'module_insight')).toBe(true);
+    expect(insights.map((m) => m.content).join('\n')).toContain(TOKEN);
+    expect(insights[0].timestamp).toBe(T0 + 8 * HOUR);
+    // A second pass of the same scratchpad (its session's end) consolidates nothing again.
+    const count = p.memories.length;
+    await p.lifecycle([validationPassed(ACME, 'spec', T0 + 9 * HOUR)]);
+    await p.promote();
+    expect(p.memories.slice(count).filter((m) => m.scope === 'global')).toEqual([]);
   });
 
   it('should give the same memories and state when a batch is redelivered after an abort', async () => {

@@ -197,7 +197,8 @@ export class ProjectPromotionStage implements ExactlyOnceStage<ProjectWork> {
       request.at,
       settings,
     );
-    const { memories } = await promoteRanked(ranked.selected, input, {
+    const consolidation = request.consolidation ?? [];
+    const { memories } = await promoteRanked([...ranked.selected, ...consolidation], input, {
       workUnitRef: request.workUnitRef,
       fallbackSessionId: request.sessionId,
       episodes: record.episodes ?? [],

@@ -5,6 +5,7 @@ import {
   type EpisodeRange,
   type ObserverSignal,
   type PromotionTrigger,
+  type RankedCandidate,
   type ScratchpadCommit,
   type ScratchpadNote,
   type ScratchpadQaIssue,
@@ -27,6 +28,11 @@ export interface PromotionRequest {
   notes: ScratchpadNote[];
   qaIssues: ScratchpadQaIssue[];
   commits: ScratchpadCommit[];
+  /**
+   * The consolidation pass's insights (spec of ≥ 10 subtasks, seed 002 §8): already ranked, and
+   * promoted beside the cap (absent in records written before it existed).
+   */
+  consolidation?: RankedCandidate[];
 }
 
 /**

@@ -110,6 +110,27 @@ export function validationPassed(
   };
 }
 
+/** Subtask `index` of spec `spec-1` (of `subtaskCount`) passed its validation. */
+export function subtaskValidated(
+  scope: Scope,
+  sessionId: string,
+  at: number,
+  index: number,
+  subtaskCount: number,
+): Typed<'SubtaskValidated'> {
+  return {
+    type: 'SubtaskValidated',
+    ...envelope(scope, sessionId, `${sessionId}:subtask:${index}`, at),
+    workUnitRef: {
+      methodology: 'native',
+      hierarchy: ['spec-1', `subtask-${index}`],
+      label: `Spec 1 / Subtask ${index}`,
+    },
+    succeeded: true,
+    subtaskCount,
+  };
+}
+
 export function rememberRequested(
   scope: Scope,
   sessionId: string,
