@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash as oneShotHash } from 'node:crypto';
 
 /**
  * Namespace of Engram's uuid v5 ids (SPEC §3: episodeId = uuid v5 of sessionId + promptId; §6:
@@ -11,10 +11,14 @@ const NAMESPACE_BYTES = Buffer.from(ENGRAM_ID_NAMESPACE.replace(/-/g, ''), 'hex'
 
 /**
  * RFC 4122 version-5 uuid of `name` in Engram's namespace (the `uuid` package's v5, without
- * re-parsing the namespace on every call: id generation was a tenth of the segmenter's time).
+ * re-parsing the namespace on every call, and with the one-shot `crypto.hash` instead of a Hash
+ * object per id: id generation was a sixth of the segmenter's time, object creation most of it).
  */
 export function uuidV5(name: string): string {
-  const hash = createHash('sha1').update(NAMESPACE_BYTES).update(name, 'utf8').digest();
+  const input = Buffer.allocUnsafe(NAMESPACE_BYTES.length + Buffer.byteLength(name, 'utf8'));
+  NAMESPACE_BYTES.copy(input, 0);
+  input.write(name, NAMESPACE_BYTES.length, 'utf8');
+  const hash = oneShotHash('sha1', input, 'buffer');
   hash[6] = (hash[6] & 0x0f) | 0x50;
   hash[8] = (hash[8] & 0x3f) | 0x80;
   const hex = hash.toString('hex', 0, 16);
