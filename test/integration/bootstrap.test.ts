@@ -1,4 +1,4 @@
-import { observerSettings } from '@engram/core';
+import { decodePairFacts, observerSettings } from '@engram/core';
 import {
   createGraphWriterDriver,
   ensureGraphSchema,
@@ -85,12 +85,18 @@ describe('engram bootstrap on Neo4j', () => {
         `MATCH (f:File {tenantId: 'acme', projectId: $project})
          OPTIONAL MATCH (f)<-[t:TOUCHED]-()
          WITH count(DISTINCT f) AS files, count(t) AS touches
-         MATCH (:File {tenantId: 'acme', projectId: $project})-[s:SESSION_CO_ACCESS]->()
-         RETURN files, touches, count(s) AS pairs`,
+         MATCH (s:Session {tenantId: 'acme', projectId: $project})
+         RETURN files, touches, collect(s.pairFacts) AS pairFacts`,
         { project },
       );
-      const row = records[0].toObject() as Record<string, { toNumber(): number }>;
-      return Object.fromEntries(Object.entries(row).map(([k, v]) => [k, v.toNumber()]));
+      const row = records[0];
+      // Each session's pair facts (JSON on the session node): one entry per pair it co-committed.
+      const pairs = (row.get('pairFacts') as (string | null)[]).reduce(
+        (sum, facts) => sum + Object.keys(decodePairFacts(facts)).length,
+        0,
+      );
+      const number = (key: string) => (row.get(key) as { toNumber(): number }).toNumber();
+      return { files: number('files'), touches: number('touches'), pairs };
     };
     const before = await counts();
     expect(before).toEqual({ files: 5, touches: 9, pairs: 5 });

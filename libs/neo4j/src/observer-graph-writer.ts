@@ -1,19 +1,26 @@
 import {
+  applyPairFacts,
+  decodePairFacts,
   DownstreamUnavailableError,
+  encodePairFacts,
   EngramError,
   errorMessage,
   isProgrammerError,
+  type GraphSessionPairRow,
+  type StoredPairFacts,
 } from '@engram/core';
 import neo4j, { type Driver, Neo4jError, type ManagedTransaction } from 'neo4j-driver';
 import { classifyNeo4jError, type Neo4jConnection } from './neo4j-client';
 import {
+  ADD_CO_ACCESS_DELTAS,
+  LOCK_SESSION_PAIR_FACTS,
   RECOMPUTE_CO_ACCESSED,
   RECOMPUTE_ERROR_PATTERNS,
   REFRESH_FILE_WEIGHTS,
   UPSERT_ERROR_HITS,
-  UPSERT_SESSION_PAIRS,
   UPSERT_SESSIONS,
   UPSERT_TOUCHES,
+  WRITE_SESSION_PAIR_FACTS,
 } from './observer-graph.cypher';
 import {
   isEmptyGraphBatch,
@@ -96,18 +103,16 @@ export class Neo4jObserverGraphWriter implements ObserverGraphStore {
 
   async write(batch: ObserverGraphBatch): Promise<void> {
     if (isEmptyGraphBatch(batch)) return;
-    const statements = this.statements(batch);
+    const rows = this.sortedRows(batch);
     const session = this.driver.session({
       defaultAccessMode: neo4j.session.WRITE,
       ...(this.options.database ? { database: this.options.database } : {}),
     });
+    let written: number;
     try {
-      await session.executeWrite(
-        async (tx: ManagedTransaction) => {
-          for (const [query, params] of statements) await tx.run(query, params);
-        },
-        { timeout: this.options.transactionTimeoutMs ?? 30_000 },
-      );
+      written = await session.executeWrite((tx: ManagedTransaction) => this.writeIn(tx, rows), {
+        timeout: this.options.transactionTimeoutMs ?? 30_000,
+      });
     } catch (error) {
       this.counters.failures += 1;
       throw classifyGraphWriteError(error);
@@ -115,50 +120,96 @@ export class Neo4jObserverGraphWriter implements ObserverGraphStore {
       await session.close().catch(() => undefined);
     }
     this.counters.batches += 1;
-    this.counters.rows += statements.reduce((sum, [, params]) => sum + params.rows.length, 0);
+    this.counters.rows += written;
   }
 
-  private statements(batch: ObserverGraphBatch): [string, { rows: object[] }][] {
-    const byScope = (a: { tenantId: string; projectId: string }, b: typeof a) =>
-      compare(a.tenantId, b.tenantId) || compare(a.projectId, b.projectId);
-    const sessions = [...batch.sessions].sort((a, b) => compare(a.sessionId, b.sessionId));
-    const touches = [...batch.touches].sort(
-      (a, b) => byScope(a, b) || compare(a.path, b.path) || compare(a.sessionId, b.sessionId),
+  /** The batch's statements in one transaction (run again whole if the driver retries it). */
+  private async writeIn(tx: ManagedTransaction, rows: SortedRows): Promise<number> {
+    const run = async (query: string, params: { rows: object[] } & Record<string, unknown>) => {
+      if (params.rows.length > 0) await tx.run(query, params);
+      return params.rows.length;
+    };
+    let written = await run(UPSERT_SESSIONS, { rows: rows.sessions });
+    written += await run(UPSERT_TOUCHES, { rows: rows.touches });
+    const edges = await this.addPairFacts(tx, rows.pairs);
+    written += rows.pairs.length;
+    written += await run(RECOMPUTE_CO_ACCESSED, { rows: edges, ...this.directionRule() });
+    written += await run(REFRESH_FILE_WEIGHTS, { rows: rows.files });
+    written += await run(UPSERT_ERROR_HITS, { rows: rows.errors });
+    written += await run(RECOMPUTE_ERROR_PATTERNS, { rows: rows.patterns });
+    return written;
+  }
+
+  /**
+   * The sessions' pair facts: read (locked), moved forward by the batch in the core, the edges
+   * moved by exactly the difference, the facts written back. Returns the edges that moved.
+   */
+  private async addPairFacts(
+    tx: ManagedTransaction,
+    pairs: readonly GraphSessionPairRow[],
+  ): Promise<{ tenantId: string; projectId: string; fileA: string; fileB: string }[]> {
+    if (pairs.length === 0) return [];
+    const sessions = uniqueBy(pairs, (p) => [p.sessionId]).map(
+      ({ sessionId, tenantId, projectId }) => ({ sessionId, tenantId, projectId }),
     );
-    const pairs = [...batch.sessionPairs].sort(
-      (a, b) =>
-        byScope(a, b) ||
-        compare(a.fileA, b.fileA) ||
-        compare(a.fileB, b.fileB) ||
-        compare(a.sessionId, b.sessionId),
+    const result = await tx.run(LOCK_SESSION_PAIR_FACTS, { rows: sessions });
+    const stored = new Map<string, StoredPairFacts>(
+      result.records.map((r) => [
+        r.get('sessionId') as string,
+        decodePairFacts(r.get('pairFacts') as string | null),
+      ]),
     );
-    const edges = uniqueBy(pairs, (p) => [p.tenantId, p.projectId, p.fileA, p.fileB]).map(
-      ({ tenantId, projectId, fileA, fileB }) => ({ tenantId, projectId, fileA, fileB }),
-    );
-    const files: GraphFileRef[] = uniqueBy(
-      [...batch.newlyTouchedFiles].sort((a, b) => byScope(a, b) || compare(a.path, b.path)),
-      (f) => [f.tenantId, f.projectId, f.path],
-    );
-    const errors = [...batch.errors].sort(
-      (a, b) => byScope(a, b) || compare(a.hash, b.hash) || compare(a.sessionId, b.sessionId),
-    );
-    const patterns = uniqueBy(errors, (e) => [e.tenantId, e.projectId, e.hash]).map(
-      ({ tenantId, projectId, hash }) => ({ tenantId, projectId, hash }),
-    );
-    const rule = {
+    const { facts, deltas } = applyPairFacts(stored, pairs);
+    const deltaRows = deltas.map(({ counters, ...delta }) => ({ ...delta, ...counters }));
+    if (deltaRows.length > 0) await tx.run(ADD_CO_ACCESS_DELTAS, { rows: deltaRows });
+    const factRows = [...facts].map(([sessionId, f]) => ({
+      sessionId,
+      pairFacts: encodePairFacts(f),
+    }));
+    await tx.run(WRITE_SESSION_PAIR_FACTS, { rows: factRows });
+    return deltas.map(({ tenantId, projectId, fileA, fileB }) => ({
+      tenantId,
+      projectId,
+      fileA,
+      fileB,
+    }));
+  }
+
+  private directionRule() {
+    return {
       directionalShare: this.rule.directionalShare,
       directionalMinSamples: this.rule.directionalMinSamples,
     };
-    const all: [string, { rows: object[] } & Record<string, unknown>][] = [
-      [UPSERT_SESSIONS, { rows: sessions }],
-      [UPSERT_TOUCHES, { rows: touches }],
-      [UPSERT_SESSION_PAIRS, { rows: pairs }],
-      [RECOMPUTE_CO_ACCESSED, { rows: edges, ...rule }],
-      [REFRESH_FILE_WEIGHTS, { rows: files }],
-      [UPSERT_ERROR_HITS, { rows: errors }],
-      [RECOMPUTE_ERROR_PATTERNS, { rows: patterns }],
-    ];
-    return all.filter(([, params]) => params.rows.length > 0);
+  }
+
+  /** Every kind of row in lock order, so concurrent writers take their locks in the same order. */
+  private sortedRows(batch: ObserverGraphBatch): SortedRows {
+    const byScope = (a: { tenantId: string; projectId: string }, b: typeof a) =>
+      compare(a.tenantId, b.tenantId) || compare(a.projectId, b.projectId);
+    const errors = [...batch.errors].sort(
+      (a, b) => byScope(a, b) || compare(a.hash, b.hash) || compare(a.sessionId, b.sessionId),
+    );
+    return {
+      sessions: [...batch.sessions].sort((a, b) => compare(a.sessionId, b.sessionId)),
+      touches: [...batch.touches].sort(
+        (a, b) => byScope(a, b) || compare(a.path, b.path) || compare(a.sessionId, b.sessionId),
+      ),
+      pairs: [...batch.sessionPairs].sort(
+        (a, b) =>
+          compare(a.sessionId, b.sessionId) ||
+          byScope(a, b) ||
+          compare(a.fileA, b.fileA) ||
+          compare(a.fileB, b.fileB),
+      ),
+      files: uniqueBy(
+        [...batch.newlyTouchedFiles].sort((a, b) => byScope(a, b) || compare(a.path, b.path)),
+        (f) => [f.tenantId, f.projectId, f.path],
+      ),
+      errors,
+      patterns: uniqueBy(errors, (e) => [e.tenantId, e.projectId, e.hash]).map(
+        ({ tenantId, projectId, hash }) => ({ tenantId, projectId, hash }),
+      ),
+    };
   }
 
   topCoAccessNeighbours(
@@ -170,6 +221,15 @@ export class Neo4jObserverGraphWriter implements ObserverGraphStore {
   tenantsOfProject(projectId: string): Promise<string[]> {
     return tenantsOfProject(this.driver, projectId);
   }
+}
+
+interface SortedRows {
+  sessions: ObserverGraphBatch['sessions'];
+  touches: ObserverGraphBatch['touches'];
+  pairs: GraphSessionPairRow[];
+  files: GraphFileRef[];
+  errors: ObserverGraphBatch['errors'];
+  patterns: { tenantId: string; projectId: string; hash: string }[];
 }
 
 function compare(a: string, b: string): number {

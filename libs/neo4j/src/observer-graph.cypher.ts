@@ -7,24 +7,33 @@
  * redelivered or replayed batch twice. So the graph stores per-session facts, keyed by the
  * session, with the session's absolute values so far:
  *   (:Session)-[:TOUCHED {reads, edits, accesses, firstAt, lastAt}]->(:File)
- *   (:File)-[:SESSION_CO_ACCESS {sessionId, rawCount, timeDeltaSumMs, aThenB, …}]->(:File)
+ *   (:Session {pairFacts})  — every pair the session co-accessed, with its counters (JSON)
  *   (:Session)-[:HIT {occurrences, …}]->(:ErrorPattern)
- and the project-wide `CO_ACCESSED` edge totals move with them: each fact's update adds to its
+ * and the project-wide `CO_ACCESSED` edge totals move with them: each fact's update adds to its
  * edge exactly the difference between the fact's values after and before (and one session when
  * the fact is new), so writing a fact again adds nothing — the graph after a replay is the graph
  * before it — and no write ever scans the per-session facts (a popular pair has thousands).
  * Sessions with either = the two files' TOUCHED degrees minus both. Fact values only move
- * forward (`atLeast` / `atMost`), so a stale write — an older batch retried after a newer one
- * committed, or a session restarted from scratch after its state was dropped — never rolls
- * anything back. (`ErrorPattern` totals, over far fewer facts, are still recomputed from them.)
+ * forward (`atLeast` / `atMost`, libs/core applyPairFacts), so a stale write — an older batch
+ * retried after a newer one committed, or a session restarted from scratch after its state was
+ * dropped — never rolls anything back. (`ErrorPattern` totals, over far fewer facts, are still
+ * recomputed from them.)
+ *
+ * Why the pair facts live on the session node: as a relationship per session between the two
+ * files (the first design), every MERGE expanded thousands of relationships between two dense
+ * File nodes, and that was most of the observer's write time. On the session node they are one
+ * index seek; the batch's deltas are summed per edge in the client, one row per CO_ACCESSED edge.
  *
  * Concurrency: partitions of other sessions write the same files and pairs at the same time.
  * A transaction takes an edge's write lock (`SET e._lock`, removed in the same statement) before
  * it reads the edge's totals, so increments of concurrent sessions serialise and none is lost;
  * every transaction that changes an input of the derived values (a new TOUCHED of an endpoint,
- * the pair's totals) recomputes them under the same lock, reading every input committed before. Locks are
- * taken in sorted row order; a deadlock that still happens is a transient error and is retried.
+ * the pair's totals) recomputes them under the same lock, reading every input committed before.
+ * Locks are taken in sorted row order; a deadlock that still happens is a transient error and is
+ * retried.
  */
+
+import { PAIR_COUNTERS } from '@engram/core';
 
 /** `next` if it is larger than the stored value (or nothing is stored), else the stored value. */
 const atLeast = (stored: string, next: string) =>
@@ -63,29 +72,38 @@ SET t.reads = ${atLeast('t.reads', 'toInteger(row.reads)')},
     t.firstAt = ${atMost('t.firstAt', 'toInteger(row.firstAt)')},
     t.lastAt = ${atLeast('t.lastAt', 'toInteger(row.lastAt)')}`;
 
-/** The counters a pair's session fact adds to its CO_ACCESSED edge. */
-const PAIR_COUNTERS = ['rawCount', 'timeDeltaSumMs', 'timedCount', 'aThenB', 'bThenA', 'sameStep'];
+/**
+ * The sessions' stored pair facts (see session-pair-facts.ts in libs/core), each session's node
+ * write-locked until the transaction ends: its facts are read, moved forward in the client and
+ * written back in this transaction, so a zombie writer of the same session cannot interleave.
+ */
+export const LOCK_SESSION_PAIR_FACTS = `
+UNWIND $rows AS row
+MERGE (s:Session {id: row.sessionId})
+  ON CREATE SET s.tenantId = row.tenantId, s.projectId = row.projectId
+SET s._lock = true
+REMOVE s._lock
+RETURN s.id AS sessionId, s.pairFacts AS pairFacts`;
+
+export const WRITE_SESSION_PAIR_FACTS = `
+UNWIND $rows AS row
+MATCH (s:Session {id: row.sessionId})
+SET s.pairFacts = row.pairFacts`;
 
 /**
- * One session's facts of a pair, and the pair's CO_ACCESSED totals moved by exactly what the
- * facts moved: the edge's write lock is taken first, the session fact's values before and after
- * its (forward-only) update give the deltas — zero for a replayed or stale write — and a session
- * fact created now adds one session. So the totals never need a scan of the per-session facts.
+ * Moves each pair's CO_ACCESSED totals by what the batch's session facts moved (summed per pair
+ * in the client: one row per edge, however many sessions). The edge's write lock is taken before
+ * its totals are read, so concurrent batches of other sessions add up and none is lost.
  */
-export const UPSERT_SESSION_PAIRS = `
+export const ADD_CO_ACCESS_DELTAS = `
 UNWIND $rows AS row
 MERGE (a:File {tenantId: row.tenantId, projectId: row.projectId, path: row.fileA})
 MERGE (b:File {tenantId: row.tenantId, projectId: row.projectId, path: row.fileB})
 MERGE (a)-[e:CO_ACCESSED]->(b)
 SET e._lock = true
-MERGE (a)-[r:SESSION_CO_ACCESS {sessionId: row.sessionId}]->(b)
-WITH e, r, row, r.rawCount IS NULL AS isNew,
-     ${PAIR_COUNTERS.map((c) => `coalesce(r.${c}, 0) AS old_${c}`).join(', ')}
-SET ${PAIR_COUNTERS.map((c) => `r.${c} = ${atLeast(`r.${c}`, `toInteger(row.${c})`)}`).join(',\n    ')},
-    r.lastObservedAt = ${atLeast('r.lastObservedAt', 'toInteger(row.lastObservedAt)')}
-SET e.sessionCount = coalesce(e.sessionCount, 0) + CASE WHEN isNew THEN 1 ELSE 0 END,
-    ${PAIR_COUNTERS.map((c) => `e.${c} = coalesce(e.${c}, 0) + r.${c} - old_${c}`).join(',\n    ')},
-    e.lastObservedAt = ${atLeast('e.lastObservedAt', 'r.lastObservedAt')}
+SET e.sessionCount = coalesce(e.sessionCount, 0) + toInteger(row.newSessions),
+    ${PAIR_COUNTERS.map((c) => `e.${c} = coalesce(e.${c}, 0) + toInteger(row.${c})`).join(',\n    ')},
+    e.lastObservedAt = ${atLeast('e.lastObservedAt', 'toInteger(row.lastObservedAt)')}
 REMOVE e._lock`;
 
 /**

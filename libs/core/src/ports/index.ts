@@ -4,3 +4,4 @@ export * from './stream-stage';
 export * from './observer-graph';
 export * from './state-json';
 export * from './committed-changelog';
+export * from './session-pair-facts';

@@ -35,9 +35,9 @@ export interface GraphTouchRow extends GraphScope {
 }
 
 /**
- * `(:File {path: fileA})-[:SESSION_CO_ACCESS {sessionId}]->(:File {path: fileB})`, fileA < fileB:
- * one session's co-access of a pair (the core's CoAccessPairStat, for one session). The
- * project-wide `CO_ACCESSED` edge is recomputed from these.
+ * One session's co-access of a pair, fileA < fileB (the core's CoAccessPairStat, for one
+ * session), absolute so far. The project-wide `CO_ACCESSED` edge moves by what these facts moved
+ * (applyPairFacts); a store keeps them per session (Neo4j: on the Session node).
  */
 export interface GraphSessionPairRow extends GraphScope {
   sessionId: string;
