@@ -16,6 +16,7 @@ import { distillerCodecs } from './distiller.runtime';
 import { DEFAULT_DISTILLER_TOPICS } from './distiller.stage';
 import { DISTILLER_AGENT_ID } from './episode-summary.stage';
 import { debuggingSession, type RecordedSession } from './testing/distiller-events';
+import { caughtUp, until } from './testing/embedded-waits';
 
 const TOPICS = DEFAULT_DISTILLER_TOPICS;
 const SCOPE = { tenantId: 'acme', projectId: 'acme/api' };
@@ -48,42 +49,6 @@ async function publish(port: SqliteEventLogAdapter, session: RecordedSession): P
     await port.publish(codecs[run.input], run.events);
   }
   return events.length;
-}
-
-/**
- * What `engram replay --wait` waits for: every group committed up to the end of every topic it
- * consumes, twice in a row (ends read afresh, so work flows down the chain first). A stage
- * commits its outputs with its offsets, so a caught-up input means its outputs exist.
- */
-async function until(check: () => boolean, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
-async function caughtUp(
-  log: SqliteEventLog,
-  groups: { groupId: string; topics: string[] }[],
-  timeoutMs = 60_000,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  const clean = () =>
-    groups.every(({ groupId, topics }) =>
-      topics.every((topic) => {
-        const committed = log.committedOffsets(groupId, topic);
-        return log.endOffsets(topic).every((end, p) => (committed.get(p) ?? 0) >= end);
-      }),
-    );
-  let passes = 0;
-  while (passes < 2) {
-    passes = clean() ? passes + 1 : 0;
-    if (passes < 2) {
-      if (Date.now() > deadline) throw new Error('timed out waiting for the groups to catch up');
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
 }
 
 const groupsOf = (segmenter: EmbeddedSegmenter, distiller: EmbeddedDistiller) => [

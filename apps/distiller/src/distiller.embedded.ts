@@ -11,8 +11,10 @@ import { Logger } from '@nestjs/common';
 import {
   DEFAULT_DISTILLER_GROUP,
   distillerCodecs,
+  projectReflectorOf,
   windowDistillerOf,
   type DistillerLlm,
+  type ReflectorSettings,
 } from './distiller.runtime';
 import {
   DEFAULT_DISTILLER_TOPICS,
@@ -21,6 +23,7 @@ import {
   type InputPositions,
 } from './distiller.stage';
 import { EpisodeSummaryStage, summaryTopicsOf } from './episode-summary.stage';
+import { ReflectorStage } from './reflector/reflector.stage';
 import type { WindowDistiller } from './window-distiller';
 
 export interface EmbeddedDistillerOptions {
@@ -38,11 +41,14 @@ export interface EmbeddedDistillerOptions {
   retention?: DistillerRetention;
   dedupeRetentionMs?: number;
   memory?: Partial<MemoryOptions>;
+  /** The reflector's schedule hour, clock and retention (tests). */
+  reflector?: ReflectorSettings;
 }
 
 export interface EmbeddedDistiller {
   stage: DistillerStage;
   summaries: EpisodeSummaryStage;
+  reflector: ReflectorStage;
   processor: EmbeddedExactlyOnceProcessor;
   distiller: WindowDistiller;
   groupId: string;
@@ -75,6 +81,11 @@ export function ensureEmbeddedDistillerTopics(
   const episodes = log.topic(topics.episodes)!.partitions;
   log.ensureTopic(topics.narratives, episodes, { withDeadLetter: true });
   log.ensureTopic(topics.summaryChangelog, episodes, { compacted: true });
+  log.ensureTopic(topics.reflector, count, { withDeadLetter: true });
+  log.ensureTopic(topics.reflectorChangelog, log.topic(topics.reflector)!.partitions, {
+    compacted: true,
+  });
+  log.ensureTopic(topics.proposals, count, { compacted: true, withDeadLetter: true });
 }
 
 /**
@@ -110,6 +121,14 @@ export async function startEmbeddedDistiller(
     restore: restoreFrom(topics.summaryChangelog),
     episodes: codecs.episodes,
   });
+  const reflector = new ReflectorStage({
+    changelogTopic: topics.reflectorChangelog,
+    proposals: codecs.proposals,
+    memories: codecs.memories,
+    restore: restoreFrom(topics.reflectorChangelog),
+    reflector: projectReflectorOf(options.llm),
+    ...options.reflector,
+  });
   const processor = new EmbeddedExactlyOnceProcessor(log, {
     groupId,
     service: 'distiller',
@@ -117,6 +136,7 @@ export async function startEmbeddedDistiller(
     onAssignment: (assignment) => {
       stage.onAssignment(assignment[topics.prompts] ?? []);
       summaries.onAssignment(assignment[topics.episodes] ?? []);
+      reflector.onAssignment(assignment[topics.reflector] ?? []);
     },
   })
     .subscribe(codecs.prompts, stage.promptStage)
@@ -124,7 +144,8 @@ export async function startEmbeddedDistiller(
     .subscribe(codecs.lifecycle, stage.lifecycleStage)
     .subscribe(codecs.boundaries, stage.boundaryStage)
     .subscribe(codecs.episodes, summaries.episodeStage)
-    .subscribe(codecs.narratives, summaries.narrativeStage);
+    .subscribe(codecs.narratives, summaries.narrativeStage)
+    .subscribe(codecs.reflector, reflector.workStage);
   await processor.start();
   logger.log(`distiller running embedded (group ${groupId}, ${distiller.method})`);
 
@@ -145,11 +166,15 @@ export async function startEmbeddedDistiller(
       intervalMs,
       (error) => logger.warn(`episode-summary sweep failed, will retry: ${errorMessage(error)}`),
     ),
+    startSweepTimer(processor, reflector, intervalMs, (error) =>
+      logger.warn(`reflector sweep failed, will retry: ${errorMessage(error)}`),
+    ),
   ];
 
   return {
     stage,
     summaries,
+    reflector,
     processor,
     distiller,
     groupId,
@@ -160,7 +185,7 @@ export async function startEmbeddedDistiller(
       topics.boundaries,
       topics.episodes,
     ],
-    internal: [topics.narratives],
+    internal: [topics.narratives, topics.reflector],
     async stop() {
       await Promise.all(sweepers.map((sweeper) => sweeper.stop()));
       await processor.stop();

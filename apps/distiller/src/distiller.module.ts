@@ -1,4 +1,5 @@
 import { loadConfig } from '@engram/config';
+import { AvroRegistry, KafkaEventLog } from '@engram/kafka';
 import {
   Injectable,
   Logger,
@@ -8,36 +9,58 @@ import {
 } from '@nestjs/common';
 import {
   DEFAULT_DISTILLER_GROUP,
+  distillerCodecs,
   prefixedDistillerTopics,
   startDistiller,
   type DistillerRuntime,
 } from './distiller.runtime';
+import { ReviewDesk } from './review/review-desk';
+import { startReviewServer, type ReviewServer } from './review/review.server';
 
-/** Runs the distiller for the life of the Nest application; stops it (drain, commit) on shutdown. */
+/**
+ * Runs the distiller (distillation, episode summaries, the reflector) for the life of the Nest
+ * application, and serves the review API (engram.review.v1) beside it; stops both (drain,
+ * commit) on shutdown.
+ */
 @Injectable()
 export class DistillerService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(DistillerService.name);
   private runtime?: DistillerRuntime;
+  private reviewLog?: KafkaEventLog;
+  private review?: ReviewServer;
 
   async onApplicationBootstrap(): Promise<void> {
     const config = loadConfig();
-    // The distiller has no settings of its own in @engram/config yet: it shares the topic prefix,
-    // the servers, the retry policy, the partition count of the co-partitioned inputs and the
-    // LLM endpoint (ENGRAM_LLM_*; without one it distils extractively).
+    // Shared settings: the topic prefix, the servers, the retry policy, the partition count of
+    // the co-partitioned inputs and the LLM endpoint (ENGRAM_LLM_*; without one it distils and
+    // reflects extractively); its own: the review API's address and the reflection hour.
     const groupId = config.topicPrefix + DEFAULT_DISTILLER_GROUP;
+    const topics = prefixedDistillerTopics(config.topicPrefix);
     this.runtime = await startDistiller({
       brokers: config.kafka.brokers,
       registryUrl: config.schemaRegistry.url,
-      topics: prefixedDistillerTopics(config.topicPrefix),
+      topics,
       groupId,
       partitions: config.segmenter.partitions,
       retry: config.retry,
       llm: config.llm,
+      reflector: { scheduledHourUtc: config.distiller.reflectionHourUtc },
     });
-    this.logger.log(`distiller running (group ${groupId})`);
+    this.reviewLog = new KafkaEventLog(
+      this.runtime.kafka,
+      new AvroRegistry(config.schemaRegistry.url),
+    );
+    await this.reviewLog.connect();
+    this.review = await startReviewServer({
+      desk: new ReviewDesk(this.reviewLog, distillerCodecs(topics)),
+      url: config.distiller.reviewGrpcUrl,
+    });
+    this.logger.log(`distiller running (group ${groupId}), review API on ${this.review.url}`);
   }
 
   async onApplicationShutdown(): Promise<void> {
+    await this.review?.stop();
+    await this.reviewLog?.disconnect();
     await this.runtime?.stop();
   }
 }

@@ -33,6 +33,13 @@ import {
 } from './distiller.stage';
 import { EpisodeSummaryStage, narrativeCodec, summaryTopicsOf } from './episode-summary.stage';
 import {
+  ExtractiveProjectReflector,
+  LlmProjectReflector,
+  type ProjectReflector,
+} from './reflector/project-reflector';
+import { reflectorWorkCodec } from './reflector/reflector-work';
+import { ReflectorStage, type ReflectorStageOptions } from './reflector/reflector.stage';
+import {
   ExtractiveWindowDistiller,
   LlmWindowDistiller,
   type LlmDistillerOptions,
@@ -72,12 +79,21 @@ export interface DistillerRuntimeOptions {
   dedupeRetentionMs?: number;
   memory?: Partial<MemoryOptions>;
   clientId?: string;
+  /** The reflector's schedule hour, clock and retention (tests). */
+  reflector?: ReflectorSettings;
 }
+
+/** What a caller may set of the reflector stage. */
+export type ReflectorSettings = Pick<
+  ReflectorStageOptions,
+  'scheduledHourUtc' | 'quietMs' | 'clock' | 'retention'
+>;
 
 export interface DistillerRuntime {
   kafka: Kafka;
   stage: DistillerStage;
   summaries: EpisodeSummaryStage;
+  reflector: ReflectorStage;
   processor: ExactlyOnceProcessor;
   distiller: WindowDistiller;
   stop(): Promise<void>;
@@ -94,6 +110,8 @@ export function distillerCodecs(topics: DistillerTopics): DistillerCodecs {
     memories: codecOnTopic(contractCodec('memory.memories.v1'), topics.memories),
     episodes: codecOnTopic(contractCodec('memory.episodes.v1'), topics.episodes),
     narratives: narrativeCodec(topics.narratives),
+    reflector: reflectorWorkCodec(topics.reflector),
+    proposals: codecOnTopic(contractCodec('memory.proposals.v1'), topics.proposals),
   };
 }
 
@@ -110,6 +128,9 @@ export function prefixedDistillerTopics(prefix: string): DistillerTopics {
     episodes: prefix + d.episodes,
     narratives: prefix + d.narratives,
     summaryChangelog: prefix + d.summaryChangelog,
+    reflector: prefix + d.reflector,
+    reflectorChangelog: prefix + d.reflectorChangelog,
+    proposals: prefix + d.proposals,
   };
 }
 
@@ -142,7 +163,30 @@ export async function ensureDistillerTopics(
     { topic: topics.episodes, partitions: count, compacted: true },
   ]);
   await ensureEpisodeJoinTopics(kafka, topics);
+  await ensureReflectorTopics(kafka, topics, count);
   return count;
+}
+
+/**
+ * The reflector's work topic (keyed by project) and its changelog share one partition count: a
+ * project's state is written to the partition number of its work.
+ */
+async function ensureReflectorTopics(
+  kafka: Kafka,
+  topics: DistillerTopics,
+  partitions: number,
+): Promise<void> {
+  await ensureTopics(kafka, [
+    { topic: topics.reflector, partitions },
+    { topic: topics.reflectorChangelog, partitions, compacted: true, withDeadLetter: false },
+    { topic: topics.proposals, partitions, compacted: true },
+  ]);
+  const counts = await partitionCounts(kafka, [topics.reflector, topics.reflectorChangelog]);
+  if (counts.get(topics.reflector) !== counts.get(topics.reflectorChangelog)) {
+    throw new Error(
+      `${topics.reflector} and ${topics.reflectorChangelog} need one partition count`,
+    );
+  }
 }
 
 /**
@@ -228,19 +272,27 @@ function inputPositions(admin: Admin, topics: DistillerTopics, groupId: string):
 /** The LLM distiller when an endpoint (or client) is configured, else the extractive one. */
 export function windowDistillerOf(llm: DistillerLlm | null | undefined): WindowDistiller {
   if (!llm) return new ExtractiveWindowDistiller();
-  const client =
-    'client' in llm
-      ? llm.client
-      : new OpenAiCompatibleChatClient({
-          baseUrl: llm.baseUrl,
-          model: llm.model,
-          ...(llm.apiKey !== undefined && { apiKey: llm.apiKey }),
-          // Few, bounded attempts in the client: a longer outage is the processor's to wait out
-          // (it pauses the partition and heartbeats while it backs off).
-          timeoutMs: llm.timeoutMs ?? 60_000,
-          maxAttempts: llm.maxAttempts ?? 2,
-        });
-  return new LlmWindowDistiller(client, llm);
+  return new LlmWindowDistiller(llmClientOf(llm), llm);
+}
+
+/** The LLM reflector when an endpoint (or client) is configured, else the extractive one. */
+export function projectReflectorOf(llm: DistillerLlm | null | undefined): ProjectReflector {
+  if (!llm) return new ExtractiveProjectReflector();
+  return new LlmProjectReflector(llmClientOf(llm));
+}
+
+function llmClientOf(llm: DistillerLlm): LlmClient {
+  return 'client' in llm
+    ? llm.client
+    : new OpenAiCompatibleChatClient({
+        baseUrl: llm.baseUrl,
+        model: llm.model,
+        ...(llm.apiKey !== undefined && { apiKey: llm.apiKey }),
+        // Few, bounded attempts in the client: a longer outage is the processor's to wait out
+        // (it pauses the partition and heartbeats while it backs off).
+        timeoutMs: llm.timeoutMs ?? 60_000,
+        maxAttempts: llm.maxAttempts ?? 2,
+      });
 }
 
 /**
@@ -279,6 +331,14 @@ export async function startDistiller(options: DistillerRuntimeOptions): Promise<
     restore: (partitions) => readChangelog(kafka, summaryTopics.changelog, partitions),
     episodes: codecs.episodes,
   });
+  const reflector = new ReflectorStage({
+    changelogTopic: topics.reflectorChangelog,
+    proposals: codecs.proposals,
+    memories: codecs.memories,
+    restore: (partitions) => readChangelog(kafka, topics.reflectorChangelog, partitions),
+    reflector: projectReflectorOf(options.llm),
+    ...options.reflector,
+  });
   const deadLetters = new DeadLetterWriter(kafka, 'distiller');
   await deadLetters.connect();
   const processor = new ExactlyOnceProcessor(kafka, registry, deadLetters, {
@@ -289,6 +349,7 @@ export async function startDistiller(options: DistillerRuntimeOptions): Promise<
     onAssignment: (assignment) => {
       stage.onAssignment(assignment[topics.prompts] ?? []);
       summaries.onAssignment(assignment[topics.episodes] ?? []);
+      reflector.onAssignment(assignment[topics.reflector] ?? []);
     },
   })
     .subscribe(codecs.prompts, stage.promptStage)
@@ -296,7 +357,8 @@ export async function startDistiller(options: DistillerRuntimeOptions): Promise<
     .subscribe(codecs.lifecycle, stage.lifecycleStage)
     .subscribe(codecs.boundaries, stage.boundaryStage)
     .subscribe(codecs.episodes, summaries.episodeStage)
-    .subscribe(codecs.narratives, summaries.narrativeStage);
+    .subscribe(codecs.narratives, summaries.narrativeStage)
+    .subscribe(codecs.reflector, reflector.workStage);
   await processor.start();
   logger.log(`distiller running (group ${groupId}, ${distiller.method})`);
 
@@ -313,6 +375,12 @@ export async function startDistiller(options: DistillerRuntimeOptions): Promise<
           onAborted: () => summaries.aborted(),
         }),
       )
+      .then(() =>
+        processor.produceTransactionally(() => reflector.sweep(), {
+          onCommitted: () => reflector.committed(),
+          onAborted: () => reflector.aborted(),
+        }),
+      )
       .catch((error: unknown) =>
         logger.warn(`distiller sweep failed, will retry: ${errorMessage(error)}`),
       )
@@ -323,6 +391,7 @@ export async function startDistiller(options: DistillerRuntimeOptions): Promise<
     kafka,
     stage,
     summaries,
+    reflector,
     processor,
     distiller,
     async stop() {

@@ -8,6 +8,7 @@ import type { AnyStageOutput, Delivered } from '@engram/kafka';
 import { describe, expect, it } from 'vitest';
 import { distillerCodecs } from './distiller.runtime';
 import { DEFAULT_DISTILLER_TOPICS, DistillerStage } from './distiller.stage';
+import type { ReflectorWork } from './reflector/reflector-work';
 import {
   compactedSession,
   debuggingSession,
@@ -31,6 +32,7 @@ class Harness {
   readonly changelog = new Map<string, Buffer>();
   readonly memories: Typed<'Memory'>[] = [];
   readonly narratives: EpisodeNarrative[] = [];
+  readonly reflectorWork: ReflectorWork[] = [];
   readonly tombstones: string[] = [];
   readonly published: Record<Input, number> = {
     prompts: 0,
@@ -128,6 +130,8 @@ class Harness {
         }
       } else if (output.codec.topic === TOPICS.memories) {
         this.memories.push(...(output.events as Typed<'Memory'>[]));
+      } else if (output.codec.topic === TOPICS.reflector) {
+        this.reflectorWork.push(...(output.events as ReflectorWork[]));
       } else {
         this.narratives.push(...(output.events as EpisodeNarrative[]));
       }
@@ -171,6 +175,10 @@ describe('DistillerStage', () => {
     const closes = session.boundaries.filter((b) => b.type === 'EpisodeClosed');
     expect(harness.narratives.map((n) => n.episodeId)).toEqual(closes.map((c) => c.episodeId));
     expect(harness.narratives[0].summary).toMatch(/refresh/);
+    // Every distillation went to the project's reflector, in the same transaction.
+    expect(harness.reflectorWork.map((w) => [w.kind, w.projectId])).toEqual(
+      Array.from({ length: 4 }, () => ['distillation', 'acme/api']),
+    );
   });
 
   it('should produce nothing for a redelivered trigger, nor after a restart on the same changelog', async () => {

@@ -57,6 +57,7 @@ import {
   type DistillerRecord,
 } from './distiller-records';
 import type { EpisodeNarrative } from './episode-summary.stage';
+import { distillationWork, type ReflectorWork } from './reflector/reflector-work';
 import type { WindowDistiller } from './window-distiller';
 
 /** Topic names; tests give every run its own. */
@@ -75,6 +76,12 @@ export interface DistillerTopics {
   narratives: string;
   /** Compacted, partitioned like `episodes`: halves of the episode–narrative join. */
   summaryChangelog: string;
+  /** Internal: distillations and review decisions keyed by project, the reflector's input. */
+  reflector: string;
+  /** Compacted, partitioned like `reflector`: each project's reflector state. */
+  reflectorChangelog: string;
+  /** Compacted, key proposalId: every proposal's latest state. */
+  proposals: string;
 }
 
 export const DEFAULT_DISTILLER_TOPICS: DistillerTopics = {
@@ -87,6 +94,9 @@ export const DEFAULT_DISTILLER_TOPICS: DistillerTopics = {
   episodes: 'memory.episodes.v1',
   narratives: 'distiller.episode-narratives.v1',
   summaryChangelog: 'distiller.episode-summaries.v1',
+  reflector: 'distiller.reflector-work.v1',
+  reflectorChangelog: 'distiller.reflector.v1',
+  proposals: 'memory.proposals.v1',
 };
 
 export interface DistillerCodecs {
@@ -97,6 +107,8 @@ export interface DistillerCodecs {
   memories: TopicCodec<Typed<'Memory'>>;
   episodes: TopicCodec<Typed<'Episode'>>;
   narratives: TopicCodec<EpisodeNarrative>;
+  reflector: TopicCodec<ReflectorWork>;
+  proposals: TopicCodec<Typed<'Proposal'>>;
 }
 
 /** Where the input partitions are: their ends, and how far this group has committed. */
@@ -521,8 +533,11 @@ export class DistillerStage {
   private async finish(work: Work): Promise<AnyStageOutput[]> {
     const memories: Typed<'Memory'>[] = [];
     const narratives: EpisodeNarrative[] = [];
+    const reflectorWork: ReflectorWork[] = [];
     for (const window of work.windows) {
       const distillation = await this.options.distiller.distill(window);
+      // To the project's reflector, in the transaction that distilled it (SPEC §8).
+      reflectorWork.push(distillationWork(distillation));
       const produced = distillationToMemories(distillation, this.options.memory);
       work.distilled.get(window.dedupeKey)!.memories = produced.length;
       memories.push(...produced.map((memory: Memory) => ({ type: 'Memory' as const, ...memory })));
@@ -543,6 +558,7 @@ export class DistillerStage {
     return [
       { codec: this.codecs.memories, events: memories } satisfies StageOutput,
       { codec: this.codecs.narratives, events: narratives } satisfies StageOutput,
+      { codec: this.codecs.reflector, events: reflectorWork } satisfies StageOutput,
       changelog,
     ];
   }

@@ -103,6 +103,7 @@ export async function startEmbeddedServices(
     sweepIntervalMs,
     retry: config.retry,
     llm: options.llm === undefined ? config.llm : options.llm,
+    reflector: { scheduledHourUtc: config.distiller.reflectionHourUtc },
   });
   const retrieval = startEmbeddedRetrieval({
     log,

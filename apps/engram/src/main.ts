@@ -4,10 +4,14 @@ import { registerBenchCommand } from './commands/bench.command';
 import { registerBootstrapCommand } from './commands/bootstrap.command';
 import { registerDemoCommand } from './commands/demo.command';
 import { registerHookCommand } from './commands/hook.command';
+import { registerHookInstallCommands } from './commands/hook-install';
+import { registerImportCommand } from './commands/import.command';
 import { registerLinksCommand } from './commands/links.command';
+import { registerMemoryMdCommand } from './commands/memory-md.command';
 import { registerNeighborsCommand } from './commands/neighbors.command';
 import { registerRecallCommand } from './commands/recall.command';
 import { registerReplayCommand } from './commands/replay.command';
+import { registerReviewCommand } from './commands/review.command';
 import { registerSegmentCommand } from './commands/segment.command';
 import { registerStartCommand } from './commands/start.command';
 import { embedderForMode } from './embedding';
@@ -26,7 +30,11 @@ registerNeighborsCommand(program);
 registerRecallCommand(program);
 registerBootstrapCommand(program);
 registerHookCommand(program);
+registerHookInstallCommands(program);
+registerImportCommand(program);
 registerReplayCommand(program);
+registerReviewCommand(program);
+registerMemoryMdCommand(program);
 
 program.parseAsync(process.argv).catch((error: unknown) => {
   console.error(error instanceof Error ? error.message : error);

@@ -23,6 +23,23 @@ describe('parseConfig', () => {
     expect(bad).toThrow(/fix:/);
   });
 
+  it("should give the distiller's review API a loopback port and the reflector a morning hour", () => {
+    expect(parseConfig({}).distiller).toEqual({
+      reviewGrpcUrl: '127.0.0.1:50052',
+      reflectionHourUtc: 6,
+    });
+    expect(
+      parseConfig({ ENGRAM_REVIEW_GRPC_URL: '0.0.0.0:6000', ENGRAM_REFLECTOR_HOUR_UTC: '0' })
+        .distiller,
+    ).toEqual({ reviewGrpcUrl: '0.0.0.0:6000', reflectionHourUtc: 0 });
+    expect(() => parseConfig({ ENGRAM_REVIEW_GRPC_URL: 'http://x' })).toThrow(
+      /ENGRAM_REVIEW_GRPC_URL/,
+    );
+    expect(() => parseConfig({ ENGRAM_REFLECTOR_HOUR_UTC: '24' })).toThrow(
+      /ENGRAM_REFLECTOR_HOUR_UTC/,
+    );
+  });
+
   it('should configure an LLM only with a base URL and a model', () => {
     expect(parseConfig({}).llm).toBeNull();
     expect(

@@ -42,6 +42,11 @@ const envSchema = z.object({
       'comma-separated channel:<name>=<minutes> or tenant:<id>=<minutes>',
     )
     .default(''),
+  ENGRAM_REVIEW_GRPC_URL: z
+    .string()
+    .regex(/^[\w.-]+:\d{1,5}$|^\[[\da-fA-F:]+\]:\d{1,5}$/, 'host:port')
+    .default('127.0.0.1:50052'),
+  ENGRAM_REFLECTOR_HOUR_UTC: z.coerce.number().int().min(0).max(23).default(6),
   ENGRAM_LLM_BASE_URL: z.url().optional(),
   ENGRAM_LLM_MODEL: z.string().min(1).optional(),
   ENGRAM_LLM_API_KEY: z.string().min(1).optional(),
@@ -67,6 +72,12 @@ export interface EngramConfig {
     inactivityMinutes: number;
     inactivityByChannel: Record<string, number>;
     inactivityByTenant: Record<string, number>;
+  };
+  distiller: {
+    /** Where the distiller serves the review API (engram.review.v1) in distributed mode. */
+    reviewGrpcUrl: string;
+    /** The UTC hour of a project's daily reflection (seed 001: a morning cron). */
+    reflectionHourUtc: number;
   };
   /** An OpenAI-compatible chat endpoint (Ollama, vLLM, OpenAI); null: Engram runs without one. */
   llm: { baseUrl: string; model: string; apiKey?: string } | null;
@@ -124,6 +135,10 @@ export function parseConfig(env: Record<string, string | undefined>): EngramConf
       sweepIntervalMs: e.ENGRAM_SEGMENTER_SWEEP_MS,
       inactivityMinutes: e.ENGRAM_SEGMENTER_INACTIVITY_MINUTES,
       ...inactivityOverrides(e.ENGRAM_SEGMENTER_INACTIVITY_OVERRIDES),
+    },
+    distiller: {
+      reviewGrpcUrl: e.ENGRAM_REVIEW_GRPC_URL,
+      reflectionHourUtc: e.ENGRAM_REFLECTOR_HOUR_UTC,
     },
     llm:
       e.ENGRAM_LLM_BASE_URL && e.ENGRAM_LLM_MODEL

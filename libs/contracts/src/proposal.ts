@@ -22,6 +22,8 @@ export interface Proposal extends EventEnvelope {
   evidenceSessionIds: string[];
   evidenceEpisodeIds: string[];
   evidenceMemoryIds: string[];
+  /** The source events (prompts, tool calls) behind the evidence. */
+  evidenceEventIds: string[];
   /** Friction: sessions affected × estimated cost. */
   severity: number | null;
   createdAt: EpochMillis;

@@ -13,3 +13,5 @@ export * from './retrieval';
 export * from './distillation';
 export * from './observation';
 export * from './hooks/claude-code-hooks';
+export * from './hooks/claude-settings';
+export * from './hooks/claude-transcript';

@@ -19,6 +19,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { execFile } from 'node:child_process';
 import { basename } from 'node:path';
 import { promisify } from 'node:util';
+import { progressBar, type Progress } from '../progress';
 import { DEFAULT_DATA_DIR } from './replay.command';
 
 const run = promisify(execFile);
@@ -197,15 +198,13 @@ type BootstrapCliOptions = BootstrapOptions & {
   distributed?: boolean;
 };
 
-/** A stderr line every PROGRESS_EVERY commits, only on runs long enough to need one. */
-const PROGRESS_EVERY = 500;
-
-function stderrProgress(): BootstrapProgress {
+/** The commits written, as a bar on stderr (only on a terminal: see progressBar). */
+function barProgress(bar: Progress): BootstrapProgress {
   let shown = 0;
   return (done, total) => {
-    if (total < PROGRESS_EVERY || done - shown < PROGRESS_EVERY) return;
+    bar.total(total);
+    bar.advance(done - shown);
     shown = done;
-    process.stderr.write(`bootstrap: ${done}/${total} commits\n`);
   };
 }
 
@@ -236,9 +235,11 @@ export function registerBootstrapCommand(program: Command): void {
 async function toEmbedded(options: BootstrapCliOptions): Promise<BootstrapReport> {
   // Creates graph.db when missing: bootstrap is meant to run before the first session.
   const graph = SqliteObserverGraph.open({ dataDir: options.dataDir, rule: observerSettings() });
+  const bar = progressBar('bootstrap', { unit: 'commits' });
   try {
-    return await bootstrapGraph(graph, options, 'embedded', stderrProgress());
+    return await bootstrapGraph(graph, options, 'embedded', barProgress(bar));
   } finally {
+    bar.stop();
     graph.close();
   }
 }
@@ -246,11 +247,12 @@ async function toEmbedded(options: BootstrapCliOptions): Promise<BootstrapReport
 async function toNeo4j(options: BootstrapCliOptions): Promise<BootstrapReport> {
   const config = loadConfig();
   const driver = createNeo4jDriver(config.neo4j);
+  const bar = progressBar('bootstrap', { unit: 'commits' });
   try {
     // Constraints first: the MERGEs rely on them, and the observer may never have run here.
     await ensureGraphSchema(driver);
     const writer = new Neo4jObserverGraphWriter(driver, observerSettings());
-    return await bootstrapGraph(writer, options, 'distributed', stderrProgress());
+    return await bootstrapGraph(writer, options, 'distributed', barProgress(bar));
   } catch (error) {
     const code = (error as { code?: string }).code;
     if (code === 'ServiceUnavailable' || error instanceof DownstreamUnavailableError) {
@@ -261,6 +263,7 @@ async function toNeo4j(options: BootstrapCliOptions): Promise<BootstrapReport> {
     }
     throw error;
   } finally {
+    bar.stop();
     await driver.close();
   }
 }

@@ -62,5 +62,6 @@ describe('engram replay (embedded)', () => {
       await target.close();
       await services.stop();
     }
-  });
+    // Starts every service and waits for all of them: seconds on a loaded 2-core machine.
+  }, 60_000);
 });

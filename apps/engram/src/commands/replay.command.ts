@@ -1,5 +1,11 @@
 import { loadConfig, type EngramConfig } from '@engram/config';
-import { decodeReplayLines, topicOfRecord, type Typed } from '@engram/contracts';
+import {
+  decodeReplayLines,
+  topicOfRecord,
+  type ReplayEvent,
+  type ReplayLineError,
+  type Typed,
+} from '@engram/contracts';
 import type { Command } from 'commander';
 import { readFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
@@ -9,6 +15,7 @@ import { DEFAULT_DISTILLER_TOPICS } from '../../../distiller/src/distiller.stage
 import { DEFAULT_OBSERVER_GROUP } from '../../../observer/src/observer.runtime';
 import { DEFAULT_OBSERVER_TOPICS } from '../../../observer/src/observer.stage';
 import { DEFAULT_INDEXER_GROUP_ID } from '../../../retrieval/src/retrieval.runtime';
+import { progressBar, type Progress } from '../progress';
 import {
   distributedTarget,
   embeddedTarget,
@@ -31,7 +38,12 @@ export interface ReplayRun {
   errors: NodeJS.WritableStream;
   /** Wait until these groups' committed offsets reach the end of the topics they consume. */
   wait?: { groups: WaitGroup[]; timeoutMs: number };
+  /** A progress bar per phase (publishing, then waiting for the services); none by default. */
+  progress?: ReplayProgress;
 }
+
+/** Opens the bar of one phase when it starts (bars draw from creation, one at a time). */
+export type ReplayProgress = (phase: 'publishing' | 'processing') => Progress;
 
 /** A consumer group `--wait` waits for, with the topics (prefixed names) it consumes. */
 export interface WaitGroup {
@@ -44,9 +56,22 @@ export interface WaitGroup {
  * order; every invalid line reported with its number and dead-lettered, never dropped.
  */
 export async function runReplay(run: ReplayRun): Promise<ReplaySummary> {
-  const { config, target } = run;
   const { events, errors } = decodeReplayLines(run.content);
-  for (const error of errors) {
+  return publishReplay(run, events, errors);
+}
+
+/**
+ * Dead-letters the rejected lines (each reported on `errors`), publishes the events in order and,
+ * with `wait`, waits until the services have processed them: `engram replay` and `engram import`.
+ */
+export async function publishReplay(
+  run: Omit<ReplayRun, 'content'>,
+  events: readonly ReplayEvent[],
+  /** Lines that could not become events: reported, then kept in a dead-letter topic. */
+  rejected: readonly ReplayLineError[],
+): Promise<ReplaySummary> {
+  const { config, target } = run;
+  for (const error of rejected) {
     run.errors.write(`${error.message}\n`);
     const topic = error.recordType
       ? topicOfRecord(error.recordType as Typed['type']).topic
@@ -61,11 +86,20 @@ export async function runReplay(run: ReplayRun): Promise<ReplaySummary> {
     if (last?.topic === topic && last.events.length < 1_000) last.events.push(event);
     else runs.push({ topic, events: [event] });
   }
-  for (const { topic, events: batch } of runs) {
-    await target.port.publish(prefixedCodec(config, topic), batch);
+  const bar = run.progress?.('publishing');
+  bar?.total(events.length);
+  try {
+    for (const { topic, events: batch } of runs) {
+      await target.port.publish(prefixedCodec(config, topic), batch);
+      bar?.advance(batch.length);
+    }
+  } finally {
+    bar?.stop();
   }
-  const caughtUp = run.wait ? await waitForGroups(target, run.wait) : null;
-  return { published: events.length, rejected: errors.length, caughtUp };
+  const caughtUp = run.wait
+    ? await waitForServices(target, run.wait, run.progress?.('processing'))
+    : null;
+  return { published: events.length, rejected: rejected.length, caughtUp };
 }
 
 /**
@@ -73,32 +107,49 @@ export async function runReplay(run: ReplayRun): Promise<ReplaySummary> {
  * a row. End offsets are read afresh each pass, so work flows down the chain — the segmenter's
  * episodes, the observer's own repartition topic — before the wait ends: a stage commits its
  * outputs and its input offsets in one transaction, so a caught-up input means its outputs exist.
+ * The bar shows the records processed against the largest backlog seen.
  */
-async function waitForGroups(
+export async function waitForServices(
   target: ReplayTarget,
   wait: { groups: WaitGroup[]; timeoutMs: number },
+  bar?: Progress,
 ): Promise<boolean> {
   const deadline = Date.now() + wait.timeoutMs;
   let cleanPasses = 0;
-  while (cleanPasses < 2) {
-    cleanPasses = (await allCaughtUp(target, wait.groups)) ? cleanPasses + 1 : 0;
-    if (cleanPasses < 2) {
-      if (Date.now() > deadline) return false;
-      await new Promise((resolve) => setTimeout(resolve, 100));
+  let peak = 0;
+  let shown = 0;
+  try {
+    while (cleanPasses < 2) {
+      const lag = await serviceLag(target, wait.groups);
+      cleanPasses = lag === 0 ? cleanPasses + 1 : 0;
+      peak = Math.max(peak, lag);
+      bar?.total(peak);
+      if (peak - lag > shown) {
+        bar?.advance(peak - lag - shown);
+        shown = peak - lag;
+      }
+      if (cleanPasses < 2) {
+        if (Date.now() > deadline) return false;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
     }
+    return true;
+  } finally {
+    bar?.stop();
   }
-  return true;
 }
 
-async function allCaughtUp(target: ReplayTarget, groups: WaitGroup[]): Promise<boolean> {
+/** Records the groups have yet to process: end offset minus committed offset, summed. */
+async function serviceLag(target: ReplayTarget, groups: WaitGroup[]): Promise<number> {
+  let lag = 0;
   for (const { groupId, topics } of groups) {
     for (const topic of topics) {
       const ends = await target.port.endOffsets(topic);
       const committed = await target.committedOffsets(groupId, topic);
-      if (ends.some((end, p) => (committed.get(p) ?? 0) < end)) return false;
+      ends.forEach((end, p) => (lag += Math.max(0, end - (committed.get(p) ?? 0))));
     }
   }
-  return true;
+  return lag;
 }
 
 /**
@@ -133,6 +184,7 @@ export function serviceGroups(config: EngramConfig, mode: 'embedded' | 'distribu
               'memory.episode-boundaries.v1',
               'memory.episodes.v1',
               DEFAULT_DISTILLER_TOPICS.narratives,
+              DEFAULT_DISTILLER_TOPICS.reflector,
             )
           : agentInputs,
     },
@@ -150,6 +202,12 @@ export function serviceGroups(config: EngramConfig, mode: 'embedded' | 'distribu
 }
 
 export const DEFAULT_DATA_DIR = join(homedir(), '.engram');
+
+/** The CLI's bars (stderr, only on a terminal). */
+export const cliProgress: ReplayProgress = (phase) =>
+  phase === 'publishing'
+    ? progressBar('publishing', { unit: 'events' })
+    : progressBar('processing', { unit: 'records' });
 
 export function registerReplayCommand(program: Command): void {
   program
@@ -179,6 +237,7 @@ export function registerReplayCommand(program: Command): void {
             content,
             target,
             errors: process.stderr,
+            progress: cliProgress,
             ...(options.wait && {
               wait: {
                 groups: serviceGroups(config, options.distributed ? 'distributed' : 'embedded'),

@@ -256,6 +256,7 @@ export const EVENT_FIXTURES: { [N in keyof EventRecords]: EventRecords[N] } = {
     evidenceSessionIds: ['session-1'],
     evidenceEpisodeIds: ['0d4f6a52-7c1e-5b5e-8f0a-1c2d3e4f5a6b'],
     evidenceMemoryIds: ['3b9d2f0e-1a2b-5c3d-9e4f-5a6b7c8d9e0f'],
+    evidenceEventIds: ['a5f1c1de-2b3c-4d5e-8f90-1a2b3c4d5e6f'],
     severity: 2.5,
     createdAt: T0,
     expiresAt: T0 + 7 * 86_400_000,

@@ -166,5 +166,23 @@ export {
   sectionTag,
 } from './proposals/promotion';
 export { fromProposalRecord, toProposalRecord } from './proposals/proposal-record';
-export { memorySection, renderMemoryMd, type MemoryMdOptions } from './memory-md';
+export { curatedMemories, memorySection, renderMemoryMd, type MemoryMdOptions } from './memory-md';
 export * from './distiller-session';
+export {
+  DEFAULT_REFLECTOR_RETENTION,
+  addDistillation,
+  applyReviewCommand,
+  emptyReflectorState,
+  expireProjectProposals,
+  projectReflectionDecision,
+  pruneReflectorState,
+  recordReflection,
+  reflectionInputOf,
+  unreflected,
+  type CommandOutcome,
+  type ProjectReflectionDecision,
+  type ReflectionSchedule,
+  type ReflectorProjectState,
+  type ReflectorRetention,
+  type ReviewCommand,
+} from './reflector/project-reflection';

@@ -28,12 +28,7 @@ export interface MemoryMdOptions {
  * bytes; no clock is read (the "last updated" date is the newest memory's).
  */
 export function renderMemoryMd(memories: readonly Memory[], options: MemoryMdOptions = {}): string {
-  const curated = distinctById(memories).filter(
-    (m) =>
-      (m.userVerified || options.includeUnverified === true) &&
-      m.staleAt === null &&
-      m.memoryType !== 'work_state',
-  );
+  const curated = curatedMemories(memories, options);
   const title = options.projectId === undefined ? '# MEMORY' : `# MEMORY — ${options.projectId}`;
   const newest = curated.reduce((max, m) => Math.max(max, m.createdAt), -Infinity);
   const lines = [
@@ -58,6 +53,22 @@ export function renderMemoryMd(memories: readonly Memory[], options: MemoryMdOpt
     }
   }
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * The memories MEMORY.md renders: the latest version of each, user-verified (unless
+ * includeUnverified), not stale, not a work_state.
+ */
+export function curatedMemories(
+  memories: readonly Memory[],
+  options: Pick<MemoryMdOptions, 'includeUnverified'> = {},
+): Memory[] {
+  return distinctById(memories).filter(
+    (m) =>
+      (m.userVerified || options.includeUnverified === true) &&
+      m.staleAt === null &&
+      m.memoryType !== 'work_state',
+  );
 }
 
 /** The MEMORY.md section of a memory: its `section:` tag, else by type (default Patterns). */

@@ -5,8 +5,8 @@ import { REFLECTION_SECTIONS, type ReflectionSection, type ReviewProposal } from
 /**
  * The `memory.proposals.v1` record of a proposal's current state (compacted by proposalId, so the
  * topic always holds each proposal's latest state). The record's eventId changes with each
- * state, so a state is published once however often it is replayed. The contract has no field for
- * evidence event ids or the review history: those stay with the distiller (and in its log lines).
+ * state, so a state is published once however often it is replayed. The review history stays with
+ * the distiller (its changelog and its log lines).
  */
 export function toProposalRecord(proposal: ReviewProposal, agentId = 'engram-distiller'): Proposal {
   const at = proposal.decidedAt ?? proposal.createdAt;
@@ -29,6 +29,7 @@ export function toProposalRecord(proposal: ReviewProposal, agentId = 'engram-dis
     evidenceSessionIds: [...proposal.evidence.sessionIds],
     evidenceEpisodeIds: [...proposal.evidence.episodeIds],
     evidenceMemoryIds: [...proposal.evidence.memoryIds],
+    evidenceEventIds: [...proposal.evidence.eventIds],
     severity: null,
     createdAt: proposal.createdAt,
     expiresAt: proposal.expiresAt,
@@ -38,8 +39,8 @@ export function toProposalRecord(proposal: ReviewProposal, agentId = 'engram-dis
 }
 
 /**
- * A proposal back from its record (after a restart). Evidence event ids and the history are not
- * in the record and come back empty; `originalText` is the record's text. Null for records that
+ * A proposal back from its record. The history is not in the record and comes back empty;
+ * `originalText` is the record's text. Null for records that
  * are not reflector proposals (friction `f-…` proposals, or an unknown section).
  */
 export function fromProposalRecord(record: Proposal): ReviewProposal | null {
@@ -54,7 +55,7 @@ export function fromProposalRecord(record: Proposal): ReviewProposal | null {
     originalText: record.text,
     evidence: {
       memoryIds: [...record.evidenceMemoryIds],
-      eventIds: [],
+      eventIds: [...record.evidenceEventIds],
       sessionIds: [...record.evidenceSessionIds],
       episodeIds: [...record.evidenceEpisodeIds],
     },

@@ -1,0 +1,118 @@
+import type { Metadata } from '@grpc/grpc-js';
+import { status } from '@grpc/grpc-js';
+import { errorMessage, resolveTenant, TenantAccessError, type TenantTokens } from '@engram/core';
+import { Controller, Inject, Logger } from '@nestjs/common';
+import { GrpcMethod, RpcException } from '@nestjs/microservices';
+import {
+  ReviewDesk,
+  ReviewRequestError,
+  type DecisionRequest,
+  type StatusFilter,
+} from './review-desk';
+import {
+  proposalMessage,
+  type ApproveRequestMessage,
+  type DecisionResponseMessage,
+  type EditAndApproveRequestMessage,
+  type ListRequestMessage,
+  type RejectRequestMessage,
+} from './review-proto';
+
+/** DI token of the bearer-token → tenants map (null: requests name their tenant themselves). */
+export const REVIEW_TENANT_TOKENS = Symbol('REVIEW_TENANT_TOKENS');
+
+const logger = new Logger('ReviewGrpc');
+
+const CODES = {
+  invalid: status.INVALID_ARGUMENT,
+  'not-found': status.NOT_FOUND,
+  conflict: status.FAILED_PRECONDITION,
+  timeout: status.DEADLINE_EXCEEDED,
+} as const;
+
+/** The gRPC status of an error: the desk's codes, tenancy like the recall API, else INTERNAL. */
+export function reviewStatusOf(error: unknown): { code: status; message: string } {
+  if (error instanceof ReviewRequestError) {
+    return { code: CODES[error.code], message: error.message };
+  }
+  if (error instanceof TenantAccessError) {
+    return {
+      code: error.kind === 'unauthenticated' ? status.UNAUTHENTICATED : status.PERMISSION_DENIED,
+      message: error.message,
+    };
+  }
+  const message = `internal error: ${errorMessage(error)}`;
+  logger.error(message, error instanceof Error ? error.stack : undefined);
+  return { code: status.INTERNAL, message };
+}
+
+function authorizationOf(metadata: Metadata | undefined): string | undefined {
+  const value = metadata?.get('authorization')[0];
+  return typeof value === 'string' ? value : value?.toString('utf8');
+}
+
+/** engram.review.v1.Review over the @nestjs/microservices gRPC transport. */
+@Controller()
+export class ReviewGrpcController {
+  constructor(
+    @Inject(ReviewDesk) private readonly desk: ReviewDesk,
+    @Inject(REVIEW_TENANT_TOKENS) private readonly tokens: TenantTokens | null,
+  ) {}
+
+  @GrpcMethod('Review', 'List')
+  async list(request: ListRequestMessage, metadata: Metadata) {
+    return this.answer(async () => {
+      const proposals = await this.desk.list({
+        tenantId: this.tenantOf(request, metadata),
+        projectId: request.scope?.projectId ?? null,
+        status: (request.status || 'pending') as StatusFilter,
+      });
+      return { proposals: proposals.map(proposalMessage) };
+    });
+  }
+
+  @GrpcMethod('Review', 'Approve')
+  approve(request: ApproveRequestMessage, metadata: Metadata) {
+    return this.decide(request, metadata, { action: 'approve' });
+  }
+
+  @GrpcMethod('Review', 'EditAndApprove')
+  editAndApprove(request: EditAndApproveRequestMessage, metadata: Metadata) {
+    return this.decide(request, metadata, { action: 'edit-and-approve', text: request.text ?? '' });
+  }
+
+  @GrpcMethod('Review', 'Reject')
+  reject(request: RejectRequestMessage, metadata: Metadata) {
+    return this.decide(request, metadata, { action: 'reject', reason: request.reason ?? null });
+  }
+
+  private decide(
+    request: ApproveRequestMessage,
+    metadata: Metadata,
+    decision: Pick<DecisionRequest, 'action' | 'text' | 'reason'>,
+  ): Promise<DecisionResponseMessage> {
+    return this.answer(async () => {
+      const proposalId = request.proposalId?.trim() ?? '';
+      if (proposalId === '') throw new ReviewRequestError('invalid', 'proposal_id: required');
+      const { proposal, changed } = await this.desk.decide({
+        ...decision,
+        tenantId: this.tenantOf(request, metadata),
+        proposalId,
+        by: request.reviewer ?? null,
+      });
+      return { proposal: proposalMessage(proposal), changed };
+    });
+  }
+
+  private tenantOf(request: { scope?: { tenantId?: string } }, metadata: Metadata): string {
+    return resolveTenant(this.tokens, authorizationOf(metadata), request.scope?.tenantId);
+  }
+
+  private async answer<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      throw new RpcException(reviewStatusOf(error));
+    }
+  }
+}

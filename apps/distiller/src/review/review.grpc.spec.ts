@@ -1,0 +1,131 @@
+// engram.review.v1 over real gRPC, on the embedded log: the wire messages, the status codes and
+// tenant scoping by bearer token, like the recall API's.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SqliteEventLog, SqliteEventLogAdapter } from '@engram/embedded';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import {
+  REFLECT_AT,
+  weekOfDistillations,
+} from '../../../../libs/core/src/distillation/testing/reflector-fixtures';
+import { startEmbeddedDistiller, type EmbeddedDistiller } from '../distiller.embedded';
+import { distillerCodecs } from '../distiller.runtime';
+import { DEFAULT_DISTILLER_TOPICS } from '../distiller.stage';
+import { distillationWork } from '../reflector/reflector-work';
+import { ReviewDesk } from './review-desk';
+import { ReviewGrpcClient } from './review.grpc-client';
+import { startReviewServer, type ReviewServer } from './review.server';
+import { freeLoopbackPort } from '../testing/free-port';
+
+const CODECS = distillerCodecs(DEFAULT_DISTILLER_TOPICS);
+
+describe('the review API over gRPC', () => {
+  let dir: string;
+  let log: SqliteEventLog;
+  let distiller: EmbeddedDistiller;
+  let server: ReviewServer;
+  let url: string;
+  const clients: ReviewGrpcClient[] = [];
+  const client = (token?: string) => {
+    const made = new ReviewGrpcClient(url, token === undefined ? {} : { token });
+    clients.push(made);
+    return made;
+  };
+
+  beforeAll(async () => {
+    vi.stubGlobal('fetch', () => Promise.reject(new Error('no network')));
+    dir = mkdtempSync(join(tmpdir(), 'engram-review-grpc-'));
+    log = SqliteEventLog.open({ dataDir: dir });
+    distiller = await startEmbeddedDistiller({
+      log,
+      sweepIntervalMs: 20,
+      retry: { initialMs: 5, maxMs: 50 },
+      reflector: { clock: () => REFLECT_AT, quietMs: 0 },
+    });
+    const port = new SqliteEventLogAdapter(log);
+    await port.publish(CODECS.reflector, weekOfDistillations().map(distillationWork));
+    url = `127.0.0.1:${await freeLoopbackPort()}`;
+    server = await startReviewServer({
+      desk: new ReviewDesk(port, CODECS, {
+        pollMs: 10,
+        timeoutMs: 10_000,
+        clock: () => REFLECT_AT,
+      }),
+      url,
+      tokens: new Map([
+        ['t-acme', ['acme']],
+        ['t-both', ['acme', 'globex']],
+      ]),
+    });
+    const deadline = Date.now() + 20_000;
+    while (distiller.reflector.counters.proposals < 9 && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  });
+
+  afterAll(async () => {
+    for (const c of clients) c.close();
+    await server.stop();
+    await distiller.stop();
+    log.close();
+    vi.unstubAllGlobals();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('should list the token’s tenant’s pending proposals, in order, with their evidence', async () => {
+    const { proposals } = await client('t-acme').list({ scope: {} });
+    expect(proposals).toHaveLength(9);
+    expect(proposals[0]).toMatchObject({
+      proposalId: 'p-20260217-001',
+      tenantId: 'acme',
+      projectId: 'acme/api',
+      status: 'pending',
+      createdAt: REFLECT_AT,
+      decidedAt: 0,
+      promotedMemoryId: '',
+    });
+    expect(proposals[0].evidenceEventIds.length).toBeGreaterThan(0);
+    expect((await client('t-acme').list({ scope: {}, status: 'approved' })).proposals).toEqual([]);
+  });
+
+  it('should edit then approve, and answer refusals with their status codes', async () => {
+    const acme = client('t-acme');
+    const edited = await acme.editAndApprove({
+      scope: { tenantId: 'acme' },
+      proposalId: 'p-20260217-002',
+      text: 'Never commit .env files',
+      reviewer: 'tim',
+    });
+    expect(edited).toMatchObject({
+      changed: true,
+      proposal: { status: 'approved', text: 'Never commit .env files', decidedBy: 'tim' },
+    });
+    expect(edited.proposal.promotedMemoryId).not.toBe('');
+    await expect(
+      acme.editAndApprove({ scope: {}, proposalId: 'p-20260217-003', text: ' ' }),
+    ).rejects.toMatchObject({ code: 'invalid' });
+    await expect(acme.approve({ scope: {}, proposalId: '' })).rejects.toMatchObject({
+      code: 'invalid',
+    });
+    await expect(acme.reject({ scope: {}, proposalId: 'p-20260217-002' })).rejects.toMatchObject({
+      code: 'conflict',
+    });
+    await expect(acme.approve({ scope: {}, proposalId: 'p-20260101-001' })).rejects.toMatchObject({
+      code: 'not-found',
+    });
+  });
+
+  it('should scope every call by the bearer token, like the recall API', async () => {
+    await expect(client().list({ scope: {} })).rejects.toThrow(/Bearer token is required/);
+    await expect(client('t-acme').list({ scope: { tenantId: 'globex' } })).rejects.toThrow(
+      /may not read tenant "globex"/,
+    );
+    // A token for two tenants must name one; the other tenant has no proposals.
+    await expect(client('t-both').list({ scope: {} })).rejects.toMatchObject({ code: 'invalid' });
+    expect((await client('t-both').list({ scope: { tenantId: 'globex' } })).proposals).toEqual([]);
+    await expect(
+      client('t-both').approve({ scope: { tenantId: 'globex' }, proposalId: 'p-20260217-001' }),
+    ).rejects.toMatchObject({ code: 'not-found' });
+  });
+});

@@ -1,0 +1,63 @@
+import type { TenantTokens } from '@engram/core';
+import {
+  Logger,
+  Module,
+  type DynamicModule,
+  type INestMicroservice,
+  type LogLevel,
+} from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { Transport, type MicroserviceOptions } from '@nestjs/microservices';
+import { ReviewDesk } from './review-desk';
+import { REVIEW_TENANT_TOKENS, ReviewGrpcController } from './review.grpc.controller';
+import { REVIEW_PROTO_LOADER_OPTIONS, REVIEW_PROTO_PACKAGE, reviewProtoPath } from './review-proto';
+
+/** The Nest module of the gRPC server around a ReviewDesk. */
+@Module({})
+export class ReviewGrpcModule {
+  static forDesk(desk: ReviewDesk, tokens: TenantTokens | null): DynamicModule {
+    return {
+      module: ReviewGrpcModule,
+      controllers: [ReviewGrpcController],
+      providers: [
+        { provide: ReviewDesk, useValue: desk },
+        { provide: REVIEW_TENANT_TOKENS, useValue: tokens },
+      ],
+    };
+  }
+}
+
+export interface ReviewServerOptions {
+  desk: ReviewDesk;
+  /** host:port (the distiller's setting, default 127.0.0.1:50052). */
+  url: string;
+  /** Bearer token → tenants; null or absent: requests name their tenant (trusted network). */
+  tokens?: TenantTokens | null;
+  logger?: LogLevel[] | false;
+}
+
+export interface ReviewServer {
+  app: INestMicroservice;
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** Serves engram.review.v1 (schemas/proto/engram/review/v1/review.proto) over gRPC. */
+export async function startReviewServer(options: ReviewServerOptions): Promise<ReviewServer> {
+  const app = await NestFactory.createMicroservice<MicroserviceOptions>(
+    ReviewGrpcModule.forDesk(options.desk, options.tokens ?? null),
+    {
+      transport: Transport.GRPC,
+      options: {
+        url: options.url,
+        package: REVIEW_PROTO_PACKAGE,
+        protoPath: reviewProtoPath(),
+        loader: { ...REVIEW_PROTO_LOADER_OPTIONS },
+      },
+      logger: options.logger ?? ['warn', 'error'],
+    },
+  );
+  await app.listen();
+  new Logger('ReviewServer').log(`engram.review.v1 on ${options.url}`);
+  return { app, url: options.url, stop: () => app.close() };
+}

@@ -1,0 +1,311 @@
+import { loadConfig } from '@engram/config';
+import { PROPOSAL_STATUSES } from '@engram/contracts';
+import { REFLECTION_SECTIONS, isoDay } from '@engram/core';
+import { SqliteEventLog, SqliteEventLogAdapter } from '@engram/embedded';
+import { InvalidArgumentError, type Command } from 'commander';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { distillerCodecs, prefixedDistillerTopics } from '../../../distiller/src/distiller.runtime';
+import {
+  ReviewDesk,
+  ReviewRequestError,
+  type DecisionRequest,
+  type ReviewErrorCode,
+  type StatusFilter,
+} from '../../../distiller/src/review/review-desk';
+import { ReviewGrpcClient } from '../../../distiller/src/review/review.grpc-client';
+import { proposalMessage, type ProposalMessage } from '../../../distiller/src/review/review-proto';
+import { DEFAULT_DATA_DIR } from './replay.command';
+
+/** Exit codes of `engram review` besides 0 (done) and 1 (anything unexpected). */
+export const REVIEW_EXIT_CODES: Readonly<Record<ReviewErrorCode, number>> = {
+  invalid: 2,
+  'not-found': 3,
+  conflict: 4,
+  timeout: 5,
+};
+
+/** What the command needs of either mode: the embedded desk or the distiller's review API. */
+export interface ReviewBackend {
+  /** Tenants with proposals (embedded), to default --tenant; empty when the server decides. */
+  tenants(): Promise<string[]>;
+  list(query: {
+    tenantId: string;
+    projectId: string | null;
+    status: StatusFilter;
+  }): Promise<ProposalMessage[]>;
+  decide(request: DecisionRequest): Promise<{ proposal: ProposalMessage; changed: boolean }>;
+  close(): Promise<void>;
+}
+
+export type ReviewAction =
+  | { kind: 'list'; project?: string; status: StatusFilter }
+  | { kind: 'approve'; id: string }
+  | { kind: 'edit'; id: string; text: string }
+  | { kind: 'reject'; id: string; reason?: string };
+
+export interface ReviewRunOptions {
+  tenant?: string;
+  by?: string;
+  json?: boolean;
+}
+
+/** The command's outcome: what to print, and the exit code. */
+export interface ReviewRun {
+  stdout: string;
+  stderr: string;
+  exitCode: number;
+}
+
+/** Runs one `engram review` action against a backend (no printing, no process state: testable). */
+export async function runReview(
+  backend: ReviewBackend,
+  action: ReviewAction,
+  options: ReviewRunOptions,
+): Promise<ReviewRun> {
+  try {
+    const tenantId = await tenantOf(backend, options.tenant);
+    if (action.kind === 'list') {
+      const proposals = await backend.list({
+        tenantId,
+        projectId: action.project ?? null,
+        status: action.status,
+      });
+      const stdout = options.json
+        ? JSON.stringify({ tenant: tenantId, status: action.status, proposals })
+        : formatProposals(proposals, action.status);
+      return { stdout, stderr: '', exitCode: 0 };
+    }
+    const decision = await backend.decide({
+      tenantId,
+      proposalId: action.id,
+      action: action.kind === 'edit' ? 'edit-and-approve' : action.kind,
+      text: action.kind === 'edit' ? action.text : null,
+      reason: action.kind === 'reject' ? (action.reason ?? null) : null,
+      by: options.by ?? null,
+    });
+    const stdout = options.json ? JSON.stringify(decision) : formatDecision(decision);
+    return { stdout, stderr: '', exitCode: 0 };
+  } catch (error) {
+    if (!(error instanceof ReviewRequestError)) throw error;
+    return {
+      stdout: '',
+      stderr: `engram review: ${error.message}`,
+      exitCode: REVIEW_EXIT_CODES[error.code],
+    };
+  }
+}
+
+async function tenantOf(backend: ReviewBackend, tenant: string | undefined): Promise<string> {
+  if (tenant !== undefined) return tenant;
+  const tenants = await backend.tenants();
+  if (tenants.length > 1) {
+    throw new ReviewRequestError(
+      'invalid',
+      `several tenants have proposals (${tenants.join(', ')}): pass --tenant`,
+    );
+  }
+  // None: the server decides from the token (distributed), or there is nothing yet (embedded).
+  return tenants[0] ?? '';
+}
+
+/** Proposals for people, grouped like seed 001's REVIEW.md. */
+export function formatProposals(
+  proposals: readonly ProposalMessage[],
+  status: StatusFilter,
+): string {
+  const what = status === 'all' ? '' : `${status} `;
+  if (proposals.length === 0) return `no ${what}proposals`;
+  const lines = [
+    `# ${proposals.length} ${what}memory proposal${proposals.length === 1 ? '' : 's'}`,
+  ];
+  for (const section of REFLECTION_SECTIONS) {
+    const items = proposals.filter((p) => p.section === section);
+    if (items.length === 0) continue;
+    lines.push('', `## Proposed for: ${section}`);
+    for (const p of items) lines.push(proposalLine(p));
+  }
+  return lines.join('\n');
+}
+
+function proposalLine(p: ProposalMessage): string {
+  const evidence = [
+    count(p.evidenceMemoryIds.length, 'memory', 'memories'),
+    count(p.evidenceEventIds.length, 'event', 'events'),
+    `sessions ${p.evidenceSessionIds.join(', ')}`,
+  ].join(', ');
+  const state =
+    p.status === 'pending'
+      ? `expires ${isoDay(p.expiresAt)}`
+      : `${p.status} ${isoDay(p.decidedAt)}`;
+  return `- [${p.status === 'approved' ? 'x' : ' '}] \`${p.proposalId}\` ${p.projectId}: ${p.text} — ${evidence}; ${state}`;
+}
+
+function count(n: number, one: string, many: string): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+function formatDecision(decision: { proposal: ProposalMessage; changed: boolean }): string {
+  const p = decision.proposal;
+  const head = `${p.proposalId} ${p.status}${decision.changed ? '' : ' (already)'}: ${p.text}`;
+  return p.promotedMemoryId === ''
+    ? head
+    : `${head}\n  → user-verified memory ${p.promotedMemoryId}`;
+}
+
+/** Embedded: the desk on the SQLite log in the data directory (the running `engram start` decides). */
+export function embeddedReviewBackend(
+  dataDir: string,
+  options: { timeoutMs?: number } = {},
+): ReviewBackend {
+  if (!existsSync(join(dataDir, 'events.db'))) {
+    throw new Error(
+      `no event log in ${dataDir} (--data-dir): run \`engram start\` and replay events first`,
+    );
+  }
+  const config = loadConfig();
+  const topics = prefixedDistillerTopics(config.topicPrefix);
+  const log = SqliteEventLog.open({ dataDir });
+  const started = log.topic(topics.proposals) !== undefined;
+  const desk = new ReviewDesk(new SqliteEventLogAdapter(log), distillerCodecs(topics), {
+    timeoutMs: options.timeoutMs ?? 30_000,
+  });
+  return {
+    tenants: () => (started ? desk.tenants() : Promise.resolve([])),
+    async list(query) {
+      if (!started || query.tenantId === '') return [];
+      return (await desk.list(query)).map(proposalMessage);
+    },
+    async decide(request) {
+      if (!started || request.tenantId === '') {
+        throw new ReviewRequestError(
+          'not-found',
+          `no proposal ${request.proposalId} (no reflection yet)`,
+        );
+      }
+      const { proposal, changed } = await desk.decide(request);
+      return { proposal: proposalMessage(proposal), changed };
+    },
+    close: () => Promise.resolve(log.close()),
+  };
+}
+
+/** Distributed: the distiller's review API (engram.review.v1) over gRPC. */
+export function grpcReviewBackend(url: string, token?: string): ReviewBackend {
+  const client = new ReviewGrpcClient(url, { ...(token !== undefined && { token }) });
+  const scope = (tenantId: string, projectId?: string | null) => ({
+    tenantId,
+    projectId: projectId ?? '',
+  });
+  return {
+    tenants: () => Promise.resolve([]),
+    async list(query) {
+      const { proposals } = await client.list({
+        scope: scope(query.tenantId, query.projectId),
+        status: query.status,
+      });
+      return proposals;
+    },
+    decide(request) {
+      const base = {
+        scope: scope(request.tenantId),
+        proposalId: request.proposalId,
+        reviewer: request.by ?? '',
+      };
+      switch (request.action) {
+        case 'approve':
+          return client.approve(base);
+        case 'edit-and-approve':
+          return client.editAndApprove({ ...base, text: request.text ?? '' });
+        case 'reject':
+          return client.reject({ ...base, reason: request.reason ?? '' });
+      }
+    },
+    close: () => Promise.resolve(client.close()),
+  };
+}
+
+function statusOption(value: string): StatusFilter {
+  const allowed: readonly string[] = [...PROPOSAL_STATUSES, 'all'];
+  if (!allowed.includes(value)) {
+    throw new InvalidArgumentError(`must be one of ${allowed.join(', ')}`);
+  }
+  return value as StatusFilter;
+}
+
+interface CommonOptions extends ReviewRunOptions {
+  dataDir: string;
+  distributed?: boolean;
+  url?: string;
+  token?: string;
+  waitSeconds?: string;
+}
+
+function withCommonOptions(command: Command): Command {
+  return command
+    .option('--tenant <id>', 'the tenant (default: the only one with proposals, or the token’s)')
+    .option('--by <name>', 'the reviewer, recorded with the decision')
+    .option('--json', 'print one JSON object')
+    .option('--data-dir <dir>', 'embedded mode: the data directory', DEFAULT_DATA_DIR)
+    .option('--wait-seconds <n>', 'embedded mode: how long to wait for the running distiller', '30')
+    .option('--distributed', "use the distiller's review API (gRPC) instead")
+    .option(
+      '--url <host:port>',
+      'distributed mode: the review API (default ENGRAM_REVIEW_GRPC_URL)',
+    )
+    .option('--token <token>', 'distributed mode: a bearer token mapped to tenants');
+}
+
+async function execute(action: ReviewAction, options: CommonOptions): Promise<void> {
+  const backend = options.distributed
+    ? grpcReviewBackend(options.url ?? loadConfig().distiller.reviewGrpcUrl, options.token)
+    : embeddedReviewBackend(options.dataDir, {
+        timeoutMs: Number(options.waitSeconds ?? 30) * 1000,
+      });
+  try {
+    const run = await runReview(backend, action, options);
+    if (run.stdout !== '') console.log(run.stdout);
+    if (run.stderr !== '') console.error(run.stderr);
+    process.exitCode = run.exitCode;
+  } finally {
+    await backend.close();
+  }
+}
+
+const EXIT_HELP = `
+Exit codes: 0 done, 2 invalid request, 3 no such proposal, 4 already decided otherwise,
+5 queued but not yet recorded (is the distiller running?), 1 anything else.`;
+
+export function registerReviewCommand(program: Command): void {
+  const review = program
+    .command('review')
+    .description("the reflector's MEMORY.md proposals: list, approve, edit then approve, reject")
+    .addHelpText('after', EXIT_HELP);
+  withCommonOptions(review.command('list', { isDefault: true }))
+    .description('list proposals (pending ones unless --status says)')
+    .option('--project <id>', 'only this project')
+    .option(
+      '--status <status>',
+      'pending | approved | rejected | expired | all',
+      statusOption,
+      'pending',
+    )
+    .action((options: CommonOptions & { project?: string; status: StatusFilter }) =>
+      execute({ kind: 'list', project: options.project, status: options.status }, options),
+    );
+  withCommonOptions(review.command('approve <id>'))
+    .description('approve a proposal: it becomes a user-verified memory')
+    .action((id: string, options: CommonOptions) => execute({ kind: 'approve', id }, options));
+  withCommonOptions(review.command('edit <id>'))
+    .description('approve a proposal with your text instead of the proposed one')
+    .requiredOption('--text <text>', 'the MEMORY.md line to keep')
+    .action((id: string, options: CommonOptions & { text: string }) =>
+      execute({ kind: 'edit', id, text: options.text }, options),
+    );
+  withCommonOptions(review.command('reject <id>'))
+    .description('reject a proposal (nothing is promoted)')
+    .option('--reason <text>', 'why, recorded in the review log')
+    .action((id: string, options: CommonOptions & { reason?: string }) =>
+      execute({ kind: 'reject', id, reason: options.reason }, options),
+    );
+}

@@ -1,0 +1,153 @@
+import { parseConfig } from '@engram/config';
+import type { Typed } from '@engram/contracts';
+import { Logger } from '@nestjs/common';
+import { Command } from 'commander';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { LEXICAL_ONLY_EMBEDDER } from '../../retrieval/src/retrieval.embedded';
+import { registerHookCommand } from './commands/hook.command';
+import { startEmbeddedServices, type EmbeddedServices } from './embedded-services';
+import { settleEmbedded } from './testing/embedded-settle';
+
+// The hook round trip of issue #7: a recorded Claude Code session's hook payloads go through
+// `engram hook` (the CLI command itself, in process: stdin in, stdout out) into an embedded data
+// directory while `engram start`'s services run on it; then the next session's SessionStart
+// hook prints, as Claude Code's additionalContext, what the first session taught — the user's
+// correction. Only the hook's public behaviour is used, so this holds whatever the hook's memory
+// source is.
+//
+// The payloads (test/fixtures/claude-hooks/) follow the documented hook input
+// (code.claude.com/docs/en/hooks, "Hook input"); their project is /home/dev/webshop, here a
+// temporary git checkout on the next session's branch.
+const FIXTURES = join(__dirname, '..', '..', '..', 'test', 'fixtures', 'claude-hooks');
+const RECORDED_ROOT = '/home/dev/webshop';
+const config = parseConfig({});
+
+let root: string;
+let dataDir: string;
+let repo: string;
+let services: EmbeddedServices;
+
+function payloads(file: string): string[] {
+  return readFileSync(join(FIXTURES, file), 'utf8')
+    .split('\n')
+    .filter((line) => line.trim() !== '')
+    .map((line) => line.replaceAll(RECORDED_ROOT, repo));
+}
+
+/** What the real stdout would have received (the hook writes it once, then exits). */
+let captured = '';
+const capture = (chunk: string | Uint8Array, ...rest: unknown[]): boolean => {
+  captured += String(chunk);
+  const done = rest.find((arg): arg is () => void => typeof arg === 'function');
+  done?.();
+  return true;
+};
+
+/** `engram hook <args>` with `input` on stdin: its stdout and stderr. */
+async function engramHook(input: string): Promise<{ stdout: string; stderr: string }> {
+  const args = ['--data-dir', dataDir, '--budget-ms', '5000', '--context-budget-ms', '20000'];
+  const program = new Command().name('engram').exitOverride();
+  registerHookCommand(program);
+  const stdin = Object.getOwnPropertyDescriptor(process, 'stdin')!;
+  const write = process.stdout.write.bind(process.stdout);
+  let stderr = '';
+  captured = '';
+  Object.defineProperty(process, 'stdin', {
+    value: Readable.from([Buffer.from(input)]),
+    configurable: true,
+  });
+  process.stdout.write = capture;
+  const exit = vi.spyOn(process, 'exit').mockImplementation((() => undefined) as never);
+  const errors = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => {
+    stderr += String(chunk);
+    return true;
+  });
+  try {
+    await program.parseAsync(['node', 'engram', 'hook', ...args]);
+    expect(exit).toHaveBeenCalledWith(0); // the hook always exits 0
+  } finally {
+    Object.defineProperty(process, 'stdin', stdin);
+    process.stdout.write = write;
+    exit.mockRestore();
+    errors.mockRestore();
+  }
+  return { stdout: captured, stderr };
+}
+
+function contextOf(stdout: string): string {
+  if (stdout.trim() === '') return '';
+  const output = JSON.parse(stdout) as {
+    hookSpecificOutput: { hookEventName: string; additionalContext: string };
+  };
+  expect(output.hookSpecificOutput.hookEventName).toBe('SessionStart');
+  return output.hookSpecificOutput.additionalContext;
+}
+
+function published(type: Typed['type']): Typed[] {
+  const topic =
+    type === 'PromptSubmitted'
+      ? 'agent.prompts.v1'
+      : type === 'ToolCallObserved'
+        ? 'agent.tool-calls.v1'
+        : 'agent.lifecycle.v1';
+  return [...services.log.replay(topic)]
+    .map((record) => JSON.parse(String(record.value)) as Typed)
+    .filter((event) => event.type === type);
+}
+
+beforeAll(async () => {
+  Logger.overrideLogger(['warn', 'error']);
+  root = mkdtempSync(join(tmpdir(), 'engram-hook-round-trip-'));
+  repo = join(root, 'webshop');
+  dataDir = join(root, 'data');
+  mkdirSync(join(repo, '.git', 'refs', 'heads', 'fix'), { recursive: true });
+  writeFileSync(join(repo, '.git', 'HEAD'), 'ref: refs/heads/fix/flaky-refresh-test\n');
+  writeFileSync(
+    join(repo, '.git', 'refs', 'heads', 'fix', 'flaky-refresh-test'),
+    `${'c'.repeat(40)}\n`,
+  );
+  // `engram start` on the data directory: the services the hook's events feed.
+  services = await startEmbeddedServices({
+    config,
+    dataDir,
+    sweepIntervalMs: 100,
+    llm: null,
+    retrievalEmbedder: LEXICAL_ONLY_EMBEDDER,
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await services.stop();
+  rmSync(root, { recursive: true, force: true });
+});
+
+describe('the Claude Code hook round trip', () => {
+  it("should bring the first session's correction into the next session's SessionStart", async () => {
+    const [nextStart] = payloads('session-2.jsonl');
+    // Nothing learned yet: the next session would start with no memory.
+    expect(contextOf((await engramHook(nextStart)).stdout)).toBe('');
+
+    const recorded = payloads('session-1.jsonl');
+    for (const payload of recorded) {
+      const { stderr } = await engramHook(payload);
+      expect(stderr).not.toMatch(/spooled|nothing published/);
+    }
+    expect(published('PromptSubmitted')).toHaveLength(6);
+    const calls = published('ToolCallObserved') as Typed<'ToolCallObserved'>[];
+    expect(calls).toHaveLength(recorded.filter((p) => p.includes('"PostToolUse')).length);
+    expect(calls.filter((call) => call.outcome === 'error')).toHaveLength(2);
+    expect(published('SessionEnded')).toHaveLength(1);
+
+    await settleEmbedded(services.log, dataDir, config);
+
+    const context = contextOf((await engramHook(nextStart)).stdout);
+    // The correction itself (a gotcha the distiller wrote), not only the files it touched.
+    expect(context).toContain(
+      'User corrected the agent: "no, don\'t mock Date.now in the refresh test, use vitest fake timers',
+    );
+  }, 180_000);
+});
