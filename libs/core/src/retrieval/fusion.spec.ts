@@ -25,11 +25,11 @@ describe('fuseCandidates', () => {
     );
     const byId = Object.fromEntries(fused.map((candidate) => [candidate.id, candidate]));
     expect(fused.map((candidate) => candidate.id)).toEqual(['B', 'A', 'D', 'C']);
-    // fusedNormalised = fused / (2/61): B = (1 + 61/62)/2 = 123/124, A = (1 + 61/63)/2 = 124/126.
-    expect(byId.B.fusedNormalised).toBeCloseTo(123 / 124, 10);
-    expect(byId.A.fusedNormalised).toBeCloseTo(124 / 126, 10);
-    expect(byId.D.fusedNormalised).toBeCloseTo(61 / 124, 10);
-    expect(byId.C.fusedNormalised).toBeCloseTo(61 / 126, 10);
+    // fusedNormalised = fused / (2/21) (k = 20): B = (1 + 21/22)/2 = 43/44, A = (1 + 21/23)/2 = 44/46.
+    expect(byId.B.fusedNormalised).toBeCloseTo(43 / 44, 10);
+    expect(byId.A.fusedNormalised).toBeCloseTo(44 / 46, 10);
+    expect(byId.D.fusedNormalised).toBeCloseTo(21 / 44, 10);
+    expect(byId.C.fusedNormalised).toBeCloseTo(21 / 46, 10);
     // relevance = (0.5·fusedNormalised + 0.5·max(0, cosine)) / 1
     expect(byId.B).toMatchObject({
       knn: expect.closeTo(0.6, 10) as number,
@@ -38,12 +38,12 @@ describe('fuseCandidates', () => {
       bm25Rank: 2,
       knnRank: 1,
     });
-    expect(byId.B.relevance).toBeCloseTo((123 / 124 + 0.6) / 2, 10); // 0.7959677
-    expect(byId.A.relevance).toBeCloseTo((124 / 126 + 1) / 2, 10); // 0.9920635
+    expect(byId.B.relevance).toBeCloseTo((43 / 44 + 0.6) / 2, 10); // 0.7886364
+    expect(byId.A.relevance).toBeCloseTo((44 / 46 + 1) / 2, 10); // 0.9782609
     expect(byId.D.knn).toBeCloseTo(-1, 10);
-    expect(byId.D.relevance).toBeCloseTo(61 / 124 / 2, 10); // a negative cosine adds nothing
+    expect(byId.D.relevance).toBeCloseTo(21 / 44 / 2, 10); // a negative cosine adds nothing
     expect(byId.C).toMatchObject({ cosineStatus: 'no_document_vector', knn: 0, knnRank: 0 });
-    expect(byId.C.relevance).toBeCloseTo(61 / 126 / 2, 10);
+    expect(byId.C.relevance).toBeCloseTo(21 / 46 / 2, 10);
   });
 
   it('should refuse to compare vectors of another model or dimension, without failing the query', () => {
@@ -69,9 +69,9 @@ describe('fuseCandidates', () => {
       CONFIG,
     );
     expect(fused.map((c) => c.id)).toEqual(['A', 'B', 'C']);
-    // One list searched: the maximum is 1/61, so rank 1 → 1, rank 2 → 61/62.
+    // One list searched: the maximum is 1/21, so rank 1 → 1, rank 2 → 21/22.
     expect(fused[0]).toMatchObject({ relevance: 1, cosineStatus: 'no_query_vector', knnRank: 0 });
-    expect(fused[1].relevance).toBeCloseTo(61 / 62, 10);
+    expect(fused[1].relevance).toBeCloseTo(21 / 22, 10);
   });
 
   it('should keep relevance within [0, 1] for any mix', () => {

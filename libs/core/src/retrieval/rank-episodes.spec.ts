@@ -23,9 +23,9 @@ describe('rankEpisodes', () => {
         ['e2', modelVector(MODEL, [0, 1])],
       ]),
     });
-    // e1: relevance (123/124 + 1)/2, recency e^-1 → 0.6·0.99597 + 0.25·0.36788 = 0.68955
+    // e1: relevance (43/44 + 1)/2, recency e^-1 → 0.6·0.98864 + 0.25·0.36788 = 0.68515
     expect(top.episode.episodeId).toBe('e1');
-    expect(top.score.finalScore).toBeCloseTo(0.6 * ((123 / 124 + 1) / 2) + 0.25 * Math.exp(-1), 12);
+    expect(top.score.finalScore).toBeCloseTo(0.6 * ((43 / 44 + 1) / 2) + 0.25 * Math.exp(-1), 12);
     expect(top.score).toMatchObject({ phaseWeight: 1, frequency: 0, memoryType: null });
     // e2: relevance 0.5/2 = 0.25 (orthogonal), recency 1 → 0.15 + 0.25 = 0.4
     expect(second.score.finalScore).toBeCloseTo(0.4, 12);

@@ -74,16 +74,16 @@ describe('rankMemories', () => {
         knn: [{ id: 'm2' }, { id: 'm1' }],
       }),
     );
-    // m2: fusedNorm = (1/61)/(2/61) = 0.5; cos 1 → relevance 0.75; recency 1; frequency 1.
+    // m2: fusedNorm = (1/21)/(2/21) = 0.5; cos 1 → relevance 0.75; recency 1; frequency 1.
     //     base = 0.45 + 0.25 + 0.15 = 0.85; × pattern 1.2 = 1.02
     expect(first.memory.memoryId).toBe('m2');
     expect(first.score.relevance).toBeCloseTo(0.75, 12);
     expect(first.score.finalScore).toBeCloseTo(1.02, 12);
-    // m1: fusedNorm = (1/61 + 1/62)/(2/61) = 123/124; cos 0.6 → relevance 0.7959677;
-    //     base = 0.6·0.7959677 + 0.25·e^-1 + 0.15·log4/log8 = 0.6695506; × gotcha 1.5 = 1.0043259
-    expect(second.score.relevance).toBeCloseTo((123 / 124 + 0.6) / 2, 12);
+    // m1: fusedNorm = (1/21 + 1/22)/(2/21) = 43/44; cos 0.6 → relevance 0.7886364;
+    //     base = 0.6·0.7886364 + 0.25·e^-1 + 0.15·log4/log8 = 0.6651517; × gotcha 1.5 = 0.9977275
+    expect(second.score.relevance).toBeCloseTo((43 / 44 + 0.6) / 2, 12);
     expect(second.score.frequency).toBeCloseTo(2 / 3, 12);
-    expect(second.score.finalScore).toBeCloseTo(1.0043259, 6);
+    expect(second.score.finalScore).toBeCloseTo(0.9977275, 6);
     expect(second.score).toMatchObject({ bm25: 9, bm25Rank: 1, knnRank: 2, maxAccessCount: 7 });
     expect(second.provenance).toMatchObject({
       memoryId: 'm1',
@@ -204,8 +204,8 @@ describe('rankMemories', () => {
       input({ memories: [...memories].reverse(), bm25: hits, knn: [...hits].reverse() }),
     );
     expect(backward).toEqual(forward);
-    // x (#1, #3) and z (#3, #1) tie at 1/61 + 1/63 = 0.0322666, just above y (#2, #2) at 2/62 =
-    // 0.0322581; the tie goes to the smaller id.
+    // x (#1, #3) and z (#3, #1) tie at 1/21 + 1/23 = 0.0910973, just above y (#2, #2) at 2/22 =
+    // 0.0909091 (k = 20); the tie goes to the smaller id.
     expect(forward.map((r) => r.memory.memoryId)).toEqual(['x', 'z', 'y']);
   });
 });

@@ -42,7 +42,7 @@ describe('rankTurns', () => {
       ]),
     });
     expect(top.turn.eventId).toBe('t1');
-    expect(top.score.finalScore).toBeCloseTo(0.6 * ((123 / 124 + 1) / 2) + 0.25 * Math.exp(-1), 12);
+    expect(top.score.finalScore).toBeCloseTo(0.6 * ((43 / 44 + 1) / 2) + 0.25 * Math.exp(-1), 12);
     expect(top.score).toMatchObject({ phaseWeight: 1, frequency: 0, memoryType: null });
     // t2: relevance (rank 1 in one of two lists: 0.5) / 2 = 0.25, orthogonal, recency 1
     expect(second.score.finalScore).toBeCloseTo(0.6 * 0.25 + 0.25, 12);

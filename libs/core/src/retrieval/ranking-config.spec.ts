@@ -5,7 +5,7 @@ import { DEFAULT_RANKING_CONFIG, rankingConfig } from './ranking-config';
 describe('rankingConfig', () => {
   it('should hold the constants of SPEC §7 and seed 002 §7 by default', () => {
     const config = rankingConfig();
-    expect(config.rrfK).toBe(60);
+    expect(config.rrfK).toBe(20);
     expect(config.hybrid).toEqual({ relevance: 0.6, recency: 0.25, frequency: 0.15 });
     expect(config.recencyDecayDays).toBe(30);
     expect(config.hyde).toEqual({
