@@ -1,9 +1,11 @@
 import {
+  anyOfFilter,
   BulkWriter,
   createElasticsearchClient,
   ensureRetrievalIndices,
   episodeFilters,
   memoryFilters,
+  relatedFileFilter,
   retrievalIndexNames,
   turnFilters,
 } from '@engram/elasticsearch';
@@ -29,7 +31,13 @@ describeRecallStoreContract('Elasticsearch', async () => {
     settle: async () => {
       await client.indices.refresh({ index: Object.values(indices) });
     },
-    filters: { memories: memoryFilters, episodes: episodeFilters, turns: turnFilters },
+    filters: {
+      memories: memoryFilters,
+      episodes: episodeFilters,
+      turns: turnFilters,
+      relatedFile: relatedFileFilter,
+      anyOf: anyOfFilter,
+    },
     projectName: (prefix: string) => uniqueName(`acme/${prefix}`),
     close: async () => {
       await client.indices.delete({ index: Object.values(indices), ignore_unavailable: true });

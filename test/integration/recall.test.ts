@@ -1,5 +1,4 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -49,6 +48,7 @@ import {
   type RecallStack,
 } from '../../apps/retrieval/src/recall.runtime';
 import type { RecallHit } from '../../apps/retrieval/src/recall.service';
+import { freePort } from '../../apps/retrieval/src/testing/recall-rpcs.suite';
 import {
   episodeRecord,
   memoryRecord,
@@ -211,14 +211,6 @@ const FOREIGN_MODEL_TURN = promptRecord({
   text: 'zanzibar quarterly roadmap sync',
   timestamp: NOW - DAY,
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
@@ -562,9 +554,16 @@ describe('recall on real Elasticsearch (BM25 + kNN, fused and phase-weighted)', 
     await expect(
       call('Recall', { scope: { project_id: PROJECT }, query: 'x' }, ''),
     ).rejects.toMatchObject({ code: status.UNAUTHENTICATED });
-    await expect(call('InjectForFile', { scope: { project_id: PROJECT } })).rejects.toMatchObject({
-      code: status.UNIMPLEMENTED,
-      details: expect.stringContaining('InjectForFile is not implemented') as string,
+    // This server was started without an event log: the write rpcs say so.
+    await expect(
+      call('Feedback', {
+        scope: { project_id: PROJECT },
+        memory_id: 'm-ossl',
+        action: 'FEEDBACK_ACTION_CONFIRM',
+      }),
+    ).rejects.toMatchObject({
+      code: status.FAILED_PRECONDITION,
+      details: expect.stringContaining('Feedback needs the event log') as string,
     });
     const globex = await call(
       'Recall',

@@ -10,8 +10,10 @@ import {
 } from '@engram/core';
 import { Controller, Inject } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
+import { ImpactService, type ImpactAnswer } from './impact.service';
 import { toRpcException } from './recall-errors';
 import { TENANT_TOKENS } from './recall.grpc.controller';
+import { scoredMemoryMessage } from './recall-rpcs-proto';
 
 /** DI token of the observer graph's neighbours reader (Neo4j distributed, SQLite embedded). */
 export const CO_ACCESS_READER = Symbol('CO_ACCESS_READER');
@@ -20,6 +22,12 @@ export interface GetFileNeighborsRequestMessage {
   scope?: { tenantId?: string; projectId?: string };
   filePath?: string;
   k?: number;
+}
+
+export interface AnalyzeImpactRequestMessage {
+  scope?: { tenantId?: string; projectId?: string };
+  filePath?: string;
+  maxDepth?: number;
 }
 
 const DEFAULT_K = 5;
@@ -57,16 +65,43 @@ function neighbourMessage(n: GraphCoAccessNeighbour) {
   };
 }
 
+export function impactResponse(answer: ImpactAnswer) {
+  return {
+    filePath: answer.filePath,
+    directDependents: answer.direct,
+    transitiveDependents: answer.transitive,
+    memories: answer.memories.map(scoredMemoryMessage),
+    e2eObservations: answer.e2eObservations.map(scoredMemoryMessage),
+    testFiles: answer.testFiles,
+    impactScore: answer.impactScore,
+  };
+}
+
 /**
- * engram.recall.v1.Recall/GetFileNeighbors: the observer's co-access prediction for a file (SPEC
- * §5, §12 — the same answer as `engram neighbors`), from the graph port.
+ * The rpcs on the observer's graph: GetFileNeighbors, the co-access prediction for a file (SPEC
+ * §5, §12 — the same answer as `engram neighbors`), and AnalyzeImpact, that prediction walked
+ * hop by hop and joined with the memories about the files reached.
  */
 @Controller()
 export class FileNeighborsGrpcController {
   constructor(
     @Inject(CO_ACCESS_READER) private readonly reader: CoAccessReader,
     @Inject(TENANT_TOKENS) private readonly tokens: TenantTokens | null,
+    @Inject(ImpactService) private readonly impact: ImpactService,
   ) {}
+
+  @GrpcMethod('Recall', 'AnalyzeImpact')
+  async analyzeImpact(request: AnalyzeImpactRequestMessage, metadata: Metadata) {
+    try {
+      const authorization = metadata?.get('authorization')[0]?.toString();
+      const tenant = resolveTenant(this.tokens, authorization, request.scope?.tenantId);
+      const { tenantId, projectId, path } = fileNeighborsQuery(request, tenant);
+      const answer = await this.impact.analyze({ tenantId, projectId }, path, request.maxDepth);
+      return impactResponse(answer);
+    } catch (error) {
+      throw toRpcException(error);
+    }
+  }
 
   @GrpcMethod('Recall', 'GetFileNeighbors')
   async getFileNeighbors(request: GetFileNeighborsRequestMessage, metadata: Metadata) {

@@ -4,6 +4,7 @@ import {
   EmbeddingMismatchError,
   errorMessage,
   InvalidRecallRequestError,
+  MisconfigurationError,
   TenantAccessError,
 } from '@engram/core';
 import { Logger } from '@nestjs/common';
@@ -24,7 +25,7 @@ export function grpcStatusOf(error: unknown): { code: status; message: string } 
       message: error.message,
     };
   }
-  if (error instanceof EmbeddingMismatchError) {
+  if (error instanceof EmbeddingMismatchError || error instanceof MisconfigurationError) {
     return { code: status.FAILED_PRECONDITION, message: error.message };
   }
   if (error instanceof DownstreamUnavailableError) {

@@ -2,12 +2,15 @@ import type { Client } from '@elastic/elasticsearch';
 import type { AccessUpdate, RecallScope, RecallTier, SessionActivity } from '@engram/core';
 import {
   episodesOfTurns,
+  listDocuments,
   recentSessionActivity,
   searchCandidates,
   SESSION_ACTIVITY_TIERS,
   writeAccessUpdates,
   type CandidateQuery,
   type Candidates,
+  type ListQuery,
+  type Listed,
   type RetrievalIndexNames,
 } from '@engram/elasticsearch';
 
@@ -21,6 +24,8 @@ export interface RecallStore {
   recentSessions(scope: RecallScope, n: number): Promise<SessionActivity[]>;
   /** Applies access-count updates to the memories; returns those to retry. */
   writeAccess(updates: AccessUpdate[]): Promise<{ failed: AccessUpdate[] }>;
+  /** Documents of a tier matching the filter, newest first, without a query text. */
+  list<S>(tier: RecallTier, query: Omit<ListQuery, 'index'>): Promise<Listed<S>[]>;
 }
 
 /** The distributed store: the three retrieval indices on Elasticsearch. */
@@ -40,5 +45,6 @@ export function elasticsearchRecallStore(
         n,
       ),
     writeAccess: (updates) => writeAccessUpdates(client, indices.memories, updates),
+    list: (tier, query) => listDocuments(client, { ...query, index: indices[tier] }),
   };
 }

@@ -1,8 +1,7 @@
 import type { Metadata } from '@grpc/grpc-js';
-import { status } from '@grpc/grpc-js';
 import { resolveTenant, type TenantTokens } from '@engram/core';
 import { Controller, Inject } from '@nestjs/common';
-import { GrpcMethod, RpcException } from '@nestjs/microservices';
+import { GrpcMethod } from '@nestjs/microservices';
 import { toRpcException } from './recall-errors';
 import {
   recallInputFromMessage,
@@ -19,6 +18,15 @@ function authorizationOf(metadata: Metadata | undefined): string | undefined {
   return typeof value === 'string' ? value : value?.toString('utf8');
 }
 
+/** The tenant a call may read: its bearer token's, checked against the one it names. */
+export function requestTenant(
+  tokens: TenantTokens | null,
+  metadata: Metadata | undefined,
+  scope: { tenantId?: string } | null | undefined,
+): string {
+  return resolveTenant(tokens, authorizationOf(metadata), scope?.tenantId);
+}
+
 /** engram.recall.v1.Recall/Recall over the @nestjs/microservices gRPC transport. */
 @Controller()
 export class RecallGrpcController {
@@ -30,72 +38,11 @@ export class RecallGrpcController {
   @GrpcMethod('Recall', 'Recall')
   async recall(request: RecallRequestMessage, metadata: Metadata) {
     try {
-      const tenant = resolveTenant(this.tokens, authorizationOf(metadata), request.scope?.tenantId);
+      const tenant = requestTenant(this.tokens, metadata, request.scope);
       const answer = await this.service.recall(recallInputFromMessage(request, tenant));
       return recallResponseMessage(answer);
     } catch (error) {
       throw toRpcException(error);
     }
-  }
-}
-
-function unimplemented(rpc: string): never {
-  throw new RpcException({
-    code: status.UNIMPLEMENTED,
-    message: `${rpc} is not implemented by this server yet (engram.recall.v1 serves Recall and GetFileNeighbors today)`,
-  });
-}
-
-/**
- * The other rpcs of recall.proto, answered UNIMPLEMENTED with a message saying so (instead of
- * grpc-js's generic one). GetFileNeighbors is FileNeighborsGrpcController's (when the server has
- * the graph) and deliberately absent here.
- * Delete a method from this class when its real handler lands.
- */
-@Controller()
-export class RecallPendingRpcsController {
-  @GrpcMethod('Recall', 'InjectForFile')
-  injectForFile(): never {
-    return unimplemented('InjectForFile');
-  }
-
-  @GrpcMethod('Recall', 'BuildContext')
-  buildContext(): never {
-    return unimplemented('BuildContext');
-  }
-
-  @GrpcMethod('Recall', 'GetEpisodeSequence')
-  getEpisodeSequence(): never {
-    return unimplemented('GetEpisodeSequence');
-  }
-
-  @GrpcMethod('Recall', 'GetEpisodeChain')
-  getEpisodeChain(): never {
-    return unimplemented('GetEpisodeChain');
-  }
-
-  @GrpcMethod('Recall', 'ReplayTopic')
-  replayTopic(): never {
-    return unimplemented('ReplayTopic');
-  }
-
-  @GrpcMethod('Recall', 'GetWorkflowRecipe')
-  getWorkflowRecipe(): never {
-    return unimplemented('GetWorkflowRecipe');
-  }
-
-  @GrpcMethod('Recall', 'Remember')
-  remember(): never {
-    return unimplemented('Remember');
-  }
-
-  @GrpcMethod('Recall', 'Feedback')
-  feedback(): never {
-    return unimplemented('Feedback');
-  }
-
-  @GrpcMethod('Recall', 'AnalyzeImpact')
-  analyzeImpact(): never {
-    return unimplemented('AnalyzeImpact');
   }
 }

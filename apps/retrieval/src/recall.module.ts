@@ -1,6 +1,7 @@
 import { createEmbedder } from '@engram/ai';
 import { loadConfig } from '@engram/config';
 import { observerSettings } from '@engram/core';
+import { AvroRegistry, createKafka, KafkaEventLog } from '@engram/kafka';
 import { createNeo4jDriver, Neo4jObserverGraphWriter } from '@engram/neo4j';
 import type { Driver } from 'neo4j-driver';
 import {
@@ -14,6 +15,7 @@ import {
   startRecallServer,
   type RecallServerRuntime,
 } from './recall.runtime';
+import { publishRecordsTo } from './record-publisher';
 
 /**
  * Runs the gRPC recall server for the life of a Nest application (`engram start --distributed`,
@@ -24,12 +26,19 @@ import {
 export class RecallServerService implements OnApplicationBootstrap, OnApplicationShutdown {
   private runtime?: RecallServerRuntime;
   private graph?: Driver;
+  private events?: KafkaEventLog;
 
   async onApplicationBootstrap(): Promise<void> {
     const config = loadConfig();
     // GetFileNeighbors reads the observer's graph on Neo4j.
     this.graph = createNeo4jDriver(config.neo4j);
+    // Remember publishes on the contract topics (agent.lifecycle.v1, memory.memories.v1).
+    const kafka = createKafka({ brokers: config.kafka.brokers, clientId: 'engram-recall' });
+    const events = new KafkaEventLog(kafka, new AvroRegistry(config.schemaRegistry.url));
+    this.events = events;
+    await events.connect();
     this.runtime = await startRecallServer({
+      publish: publishRecordsTo(events, config.topicPrefix),
       elasticsearchUrl: config.elasticsearch.url,
       embedder: await createEmbedder(),
       indexPrefix: config.topicPrefix,
@@ -40,6 +49,7 @@ export class RecallServerService implements OnApplicationBootstrap, OnApplicatio
 
   async onApplicationShutdown(): Promise<void> {
     await this.runtime?.stop();
+    await this.events?.disconnect();
     await this.graph?.close();
   }
 }

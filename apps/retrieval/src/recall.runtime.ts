@@ -1,13 +1,9 @@
 import type { Client } from '@elastic/elasticsearch';
 import type { Embedder } from '@engram/ai';
 import { recallProtoPath } from '@engram/contracts';
+import { type CoAccessReader, type RankingConfig, type TenantTokens } from '@engram/core';
 import {
-  DEFAULT_RANKING_CONFIG,
-  type CoAccessReader,
-  type RankingConfig,
-  type TenantTokens,
-} from '@engram/core';
-import {
+  BulkWriter,
   createElasticsearchClient,
   retrievalIndexNames,
   type RetrievalIndexNames,
@@ -21,51 +17,52 @@ import {
 } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Transport, type MicroserviceOptions } from '@nestjs/microservices';
-import { AccessTracker } from './access-tracker';
-import { CachingEmbedder } from './caching-embedder';
+import { ContextService } from './context.service';
+import { EpisodeHistoryService } from './episode-history.service';
+import { ImpactService } from './impact.service';
 import { CO_ACCESS_READER, FileNeighborsGrpcController } from './file-neighbors.grpc.controller';
-import {
-  RecallGrpcController,
-  RecallPendingRpcsController,
-  TENANT_TOKENS,
-} from './recall.grpc.controller';
+import { RecallGrpcController, TENANT_TOKENS } from './recall.grpc.controller';
 import { RECALL_PROTO_LOADER_OPTIONS, RECALL_PROTO_PACKAGE } from './recall-proto';
+import { ContextGrpcController, EpisodeHistoryGrpcController } from './recall-rpcs.grpc.controller';
 import { RecallService } from './recall.service';
+import { indexMemoryWith, recallStackOn, type RecallStack } from './recall-stack';
+import { FeedbackGrpcController, RememberGrpcController } from './remember.grpc.controller';
+import { FeedbackService } from './feedback.service';
+import { RememberService, type PublishRecords } from './remember.service';
+import { RetrievalIndexer } from './retrieval-indexer';
 import { elasticsearchRecallStore } from './recall-store';
+import { addHealthAndReflection } from './grpc-health';
 
 /** Where the recall API listens by default (loopback: expose it deliberately). */
 export const DEFAULT_RECALL_GRPC_URL = '127.0.0.1:50051';
 
-export interface RecallStack {
-  service: RecallService;
-  access: AccessTracker;
-}
+export type { RecallStack } from './recall-stack';
 
-/**
- * RecallService on the three indices of `client`, with access tracking writing back to the
- * memories index. Shared by the gRPC server and `engram recall` (which closes `access` before
- * exiting so its counts are written). Queries are embedded through a small cache: agents repeat
- * themselves, and embedding is a third of a recall's time.
- */
+/** The recall services on the three indices of `client` (shared by gRPC and `engram recall`). */
 export function createRecallStack(options: {
   client: Client;
   indices: RetrievalIndexNames;
   embedder: Embedder;
   ranking?: RankingConfig;
+  /** The event log Remember publishes to (absent: Remember answers FAILED_PRECONDITION). */
+  publish?: PublishRecords | null;
 }): RecallStack {
-  const ranking = options.ranking ?? DEFAULT_RANKING_CONFIG;
-  const store = elasticsearchRecallStore(options.client, options.indices);
-  const access = new AccessTracker((updates) => store.writeAccess(updates), ranking.access);
-  const embedder = new CachingEmbedder(options.embedder, { maxEntries: 1024 });
-  const service = new RecallService(store, embedder, { config: ranking, access });
-  return { service, access };
+  const { client, indices, embedder } = options;
+  const indexer = new RetrievalIndexer(indices, embedder, BulkWriter.forClient(client));
+  return recallStackOn(elasticsearchRecallStore(client, indices), embedder, options.ranking, {
+    publish: options.publish,
+    indexMemory: indexMemoryWith(indexer, () =>
+      client.indices.refresh({ index: indices.memories }),
+    ),
+  });
 }
 
 /** The Nest module of the gRPC server around an existing RecallService. */
+/** The Nest module of the gRPC server around existing recall services. */
 @Module({})
 export class RecallGrpcModule {
-  static forService(
-    service: RecallService,
+  static forStack(
+    stack: RecallStack,
     tokens: TenantTokens | null,
     neighbours?: CoAccessReader,
   ): DynamicModule {
@@ -73,32 +70,80 @@ export class RecallGrpcModule {
       module: RecallGrpcModule,
       controllers: [
         RecallGrpcController,
-        RecallPendingRpcsController,
+        ContextGrpcController,
+        EpisodeHistoryGrpcController,
+        RememberGrpcController,
+        FeedbackGrpcController,
         ...(neighbours ? [FileNeighborsGrpcController] : []),
       ],
       providers: [
-        { provide: RecallService, useValue: service },
+        { provide: RecallService, useValue: stack.service },
+        { provide: ContextService, useValue: stack.context },
+        { provide: EpisodeHistoryService, useValue: stack.history },
+        { provide: RememberService, useValue: stack.remember },
+        { provide: FeedbackService, useValue: stack.feedback },
         { provide: TENANT_TOKENS, useValue: tokens },
-        ...(neighbours ? [{ provide: CO_ACCESS_READER, useValue: neighbours }] : []),
+        ...(neighbours
+          ? [
+              { provide: CO_ACCESS_READER, useValue: neighbours },
+              {
+                provide: ImpactService,
+                useValue: new ImpactService(neighbours, stack.store, stack.ranking),
+              },
+            ]
+          : []),
       ],
     };
   }
 }
 
-export interface RecallServerOptions {
-  elasticsearchUrl: string;
-  /** The model whose id the indices store beside their vectors (the indexer's). */
-  embedder: Embedder;
-  /** Prefix of the three index names (lowercased), as the indexer's. */
-  indexPrefix?: string;
+export interface RecallGrpcServerOptions {
   /** host:port to listen on (default DEFAULT_RECALL_GRPC_URL). */
   url?: string;
-  ranking?: RankingConfig;
   /** Bearer token → tenants; null or absent: requests name their tenant (trusted network). */
   tokens?: TenantTokens | null;
   /** The observer graph, to serve GetFileNeighbors (absent: that rpc is UNIMPLEMENTED). */
   neighbours?: CoAccessReader;
   logger?: LogLevel[] | false;
+}
+
+/**
+ * engram.recall.v1 (schemas/proto/engram/recall/v1/recall.proto) over the @nestjs/microservices
+ * gRPC transport, around a stack on any store: Elasticsearch (distributed) or SQLite (embedded)
+ * serve the same API on the same port.
+ */
+export async function serveRecallGrpc(
+  stack: RecallStack,
+  options: RecallGrpcServerOptions,
+): Promise<{ app: INestMicroservice; url: string }> {
+  const url = options.url ?? DEFAULT_RECALL_GRPC_URL;
+  const app = await NestFactory.createMicroservice<MicroserviceOptions>(
+    RecallGrpcModule.forStack(stack, options.tokens ?? null, options.neighbours),
+    {
+      transport: Transport.GRPC,
+      options: {
+        url,
+        package: RECALL_PROTO_PACKAGE,
+        protoPath: recallProtoPath(),
+        loader: { ...RECALL_PROTO_LOADER_OPTIONS },
+        onLoadPackageDefinition: addHealthAndReflection,
+      },
+      logger: options.logger ?? ['warn', 'error'],
+    },
+  );
+  await app.listen();
+  return { app, url };
+}
+
+export interface RecallServerOptions extends RecallGrpcServerOptions {
+  elasticsearchUrl: string;
+  /** The model whose id the indices store beside their vectors (the indexer's). */
+  embedder: Embedder;
+  /** Prefix of the three index names (lowercased), as the indexer's. */
+  indexPrefix?: string;
+  ranking?: RankingConfig;
+  /** The event log Remember publishes to (absent: Remember answers FAILED_PRECONDITION). */
+  publish?: PublishRecords | null;
 }
 
 export interface RecallServerRuntime extends RecallStack {
@@ -112,7 +157,8 @@ export interface RecallServerRuntime extends RecallStack {
 
 /**
  * Serves engram.recall.v1 (schemas/proto/engram/recall/v1/recall.proto) over the
- * @nestjs/microservices gRPC transport: Recall on Elasticsearch, the other rpcs UNIMPLEMENTED.
+ * @nestjs/microservices gRPC transport on Elasticsearch (Remember, Feedback, AnalyzeImpact:
+ * UNIMPLEMENTED).
  */
 export async function startRecallServer(
   options: RecallServerOptions,
@@ -125,22 +171,10 @@ export async function startRecallServer(
     indices,
     embedder: options.embedder,
     ranking: options.ranking,
+    publish: options.publish,
   });
   try {
-    const app = await NestFactory.createMicroservice<MicroserviceOptions>(
-      RecallGrpcModule.forService(stack.service, options.tokens ?? null, options.neighbours),
-      {
-        transport: Transport.GRPC,
-        options: {
-          url,
-          package: RECALL_PROTO_PACKAGE,
-          protoPath: recallProtoPath(),
-          loader: { ...RECALL_PROTO_LOADER_OPTIONS },
-        },
-        logger: options.logger ?? ['warn', 'error'],
-      },
-    );
-    await app.listen();
+    const { app } = await serveRecallGrpc(stack, { ...options, url });
     new Logger('RecallServer').log(
       `engram.recall.v1 on ${url} over ${Object.values(indices).join(', ')} (${options.embedder.id})`,
     );

@@ -71,6 +71,10 @@ class FakeStore implements RecallStore {
   writeAccess() {
     return Promise.resolve({ failed: [] });
   }
+
+  list() {
+    return Promise.resolve([]);
+  }
 }
 
 function service(store = new FakeStore(), recorded: AccessHit[][] = []) {

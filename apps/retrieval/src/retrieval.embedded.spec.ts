@@ -1,29 +1,50 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { episodeFilters, memoryFilters, turnFilters, BulkWriter } from '@engram/elasticsearch';
+import {
+  anyOfFilter,
+  BulkWriter,
+  episodeFilters,
+  memoryFilters,
+  relatedFileFilter,
+  turnFilters,
+} from '@engram/elasticsearch';
 import { SqliteRetrievalStore } from '@engram/embedded';
+import { describe } from 'vitest';
 import { describeRecallStoreContract } from '../../../libs/core/src/ports/testing/recall-store.contract';
 import { EMBEDDED_INDEX_NAMES, sqliteBulkSend, sqliteRecallStore } from './retrieval.embedded';
 import { RetrievalIndexer } from './retrieval-indexer';
 
 // The RecallStore contract on the embedded SQLite store, written through the same
-// RetrievalIndexer and BulkWriter as Elasticsearch (only the bulk transport differs).
-describeRecallStoreContract('embedded SQLite (FTS5 + exact kNN)', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'engram-retrieval-'));
-  const store = SqliteRetrievalStore.open({ dataDir: dir });
-  const writer = new BulkWriter(sqliteBulkSend(store));
-  let n = 0;
-  return Promise.resolve({
-    store: sqliteRecallStore(store),
-    indexer: (embedder) => new RetrievalIndexer(EMBEDDED_INDEX_NAMES, embedder, writer),
-    settle: () => Promise.resolve(),
-    filters: { memories: memoryFilters, episodes: episodeFilters, turns: turnFilters },
-    projectName: (prefix: string) => `acme/${prefix}-${n++}`,
-    close: () => {
-      store.close();
-      rmSync(dir, { recursive: true, force: true });
-      return Promise.resolve();
-    },
+// RetrievalIndexer and BulkWriter as Elasticsearch (only the bulk transport differs); kNN on the
+// exact scan and, with every scope on it, on the ANN graph (vector-index.ts).
+const KNN_MODES = [
+  ['exact kNN', { annMinVectors: Number.POSITIVE_INFINITY }],
+  ['ANN kNN', { annMinVectors: 1 }],
+] as const;
+describe.each(KNN_MODES)('embedded SQLite (FTS5 + %s)', (_mode, vectorIndex) => {
+  describeRecallStoreContract('embedded SQLite', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'engram-retrieval-'));
+    const store = SqliteRetrievalStore.open({ dataDir: dir, vectorIndex });
+    const writer = new BulkWriter(sqliteBulkSend(store));
+    let n = 0;
+    return Promise.resolve({
+      store: sqliteRecallStore(store),
+      indexer: (embedder) => new RetrievalIndexer(EMBEDDED_INDEX_NAMES, embedder, writer),
+      settle: () => Promise.resolve(),
+      filters: {
+        memories: memoryFilters,
+        episodes: episodeFilters,
+        turns: turnFilters,
+        relatedFile: relatedFileFilter,
+        anyOf: anyOfFilter,
+      },
+      projectName: (prefix: string) => `acme/${prefix}-${n++}`,
+      close: () => {
+        store.close();
+        rmSync(dir, { recursive: true, force: true });
+        return Promise.resolve();
+      },
+    });
   });
 });

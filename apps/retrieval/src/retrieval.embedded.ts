@@ -5,7 +5,6 @@ import {
   backoffDelayMs,
   deadLetterHeaders,
   deadLetterTopic,
-  DEFAULT_RANKING_CONFIG,
   errorMessage,
   MisconfigurationError,
   retryUntilSettled,
@@ -26,10 +25,9 @@ import {
 import { BulkWriter, type BulkSend, type RetrievalIndexNames } from '@engram/elasticsearch';
 import type { DeliveredOrTombstone } from '@engram/kafka';
 import { Logger } from '@nestjs/common';
-import { AccessTracker } from './access-tracker';
 import { CachingEmbedder } from './caching-embedder';
-import type { RecallStack } from './recall.runtime';
-import { RecallService } from './recall.service';
+import { indexMemoryWith, recallStackOn, type RecallStack } from './recall-stack';
+import type { PublishRecords } from './remember.service';
 import type { RecallStore } from './recall-store';
 import { RetrievalIndexer } from './retrieval-indexer';
 import { DEFAULT_INDEXER_GROUP_ID, retrievalCodecs } from './retrieval.runtime';
@@ -79,17 +77,21 @@ export function sqliteRecallStore(store: SqliteRetrievalStore): RecallStore {
   return store;
 }
 
-/** RecallService on the embedded store, with access tracking writing back to it. */
+/** The recall services on the embedded store, with access tracking writing back to it. */
 export function createEmbeddedRecallStack(options: {
   store: SqliteRetrievalStore;
   embedder: Embedder;
   ranking?: RankingConfig;
+  /** The event log Remember publishes to (absent: Remember answers FAILED_PRECONDITION). */
+  publish?: PublishRecords | null;
 }): RecallStack {
-  const ranking = options.ranking ?? DEFAULT_RANKING_CONFIG;
-  const store = sqliteRecallStore(options.store);
-  const access = new AccessTracker((updates) => store.writeAccess(updates), ranking.access);
-  const embedder = new CachingEmbedder(options.embedder, { maxEntries: 1024 });
-  return { service: new RecallService(store, embedder, { config: ranking, access }), access };
+  const { store, embedder } = options;
+  const writer = new BulkWriter(sqliteBulkSend(store));
+  const indexer = new RetrievalIndexer(EMBEDDED_INDEX_NAMES, embedder, writer);
+  return recallStackOn(sqliteRecallStore(store), embedder, options.ranking, {
+    publish: options.publish,
+    indexMemory: indexMemoryWith(indexer),
+  });
 }
 
 // ---- the bulk writer's transport, on SQLite ----
@@ -375,6 +377,8 @@ export interface EmbeddedRetrieval {
   inputs: string[];
   /** RecallService on the same store (and so the same process's vector cache). */
   recall: RecallStack;
+  /** The model the indexer embeds with (a query must be embedded by the same). */
+  embedder: Embedder;
   stop(): Promise<void>;
 }
 
@@ -422,6 +426,7 @@ export function startEmbeddedRetrieval(options: EmbeddedRetrievalOptions): Embed
     groupId,
     inputs: [topics.memories, topics.episodes, topics.prompts],
     recall,
+    embedder: options.embedder,
     async stop() {
       await consumer.stop();
       await recall.access.close().catch(() => undefined);

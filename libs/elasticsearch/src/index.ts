@@ -6,3 +6,5 @@ export * from './retrieval-index-setup';
 export * from './retrieval-indices';
 export * from './recall-search';
 export * from './memory-access-writer';
+export * from './retrieval-listing';
+export * from './reembed-documents';

@@ -5,3 +5,5 @@ export * from './sqlite-event-log.adapter';
 export * from './sqlite-schema';
 export * from './sqlite-observer-graph';
 export * from './sqlite-retrieval-store';
+export * from './vector-index';
+export * from './vector-index-reembed';

@@ -11,9 +11,12 @@ import {
 } from '@engram/core';
 import BetterSqlite3, { type Database } from 'better-sqlite3';
 import { classifyStorageError } from './sqlite-event-log';
+import { VectorIndexes, type VectorIndexOptions, type VectorNeighbour } from './vector-index';
+import { blobVector } from './vector-index-exact';
 
-// The three retrieval tiers of SPEC §7 on SQLite (embedded mode): FTS5 for BM25 and an exact
-// cosine scan for kNN, behind the same RecallStore port as the Elasticsearch indices. Documents
+// The three retrieval tiers of SPEC §7 on SQLite (embedded mode): FTS5 for BM25 and kNN by
+// VectorIndexes (exact scan, or an HNSW graph for large scopes: vector-index.ts), behind the
+// same RecallStore port as the Elasticsearch indices. Documents
 // are the ones the indexer builds for Elasticsearch (same builders, same ids), stored as JSON;
 // their vector goes beside them as a Float32 blob with its model id and dimension.
 
@@ -50,6 +53,8 @@ export interface SqliteRetrievalStoreOptions {
   dataDir: string;
   /** Default `retrieval.db`. */
   fileName?: string;
+  /** When kNN uses the ANN graph instead of the exact scan (vector-index.ts). */
+  vectorIndex?: VectorIndexOptions;
 }
 
 /** The fields of a retrieval document the store reads (SearchFields plus the envelope). */
@@ -305,79 +310,6 @@ function vectorBlob(vector: readonly number[]): Buffer {
   return Buffer.from(floats.buffer, floats.byteOffset, floats.byteLength);
 }
 
-function blobVector(blob: Buffer): Float32Array {
-  // Copied: the blob's bytes need not be 4-byte aligned within their buffer.
-  const bytes = new Uint8Array(blob.byteLength);
-  bytes.set(blob);
-  return new Float32Array(bytes.buffer);
-}
-
-/** Every vector of one tier, scope and model, in one matrix: the kNN scan reads only this. */
-interface VectorSet {
-  rids: number[];
-  ids: string[];
-  /** rows × dims, row-major. */
-  matrix: Float32Array;
-  norms: Float32Array;
-  dims: number;
-}
-
-interface Neighbour {
-  rid: number;
-  id: string;
-  cosine: number;
-}
-
-function norm(vector: ArrayLike<number>, offset = 0, length = vector.length): number {
-  let sum = 0;
-  for (let i = offset; i < offset + length; i += 1) sum += vector[i] * vector[i];
-  return Math.sqrt(sum);
-}
-
-/** Cosine of the query with every row (0 for a zero row: no similarity). */
-function cosines(set: VectorSet, query: ArrayLike<number>): Float32Array {
-  const { matrix, norms, dims } = set;
-  const queryNorm = norm(query);
-  const out = new Float32Array(set.rids.length);
-  if (queryNorm === 0) return out;
-  // A typed copy of the query and a 4-way unrolled loop: about 2× faster than the plain loop
-  // over a number[] (V8 keeps both operands unboxed).
-  const q = Float32Array.from(query);
-  const tail = dims - (dims % 4);
-  for (let row = 0, offset = 0; row < out.length; row += 1, offset += dims) {
-    let d0 = 0;
-    let d1 = 0;
-    let d2 = 0;
-    let d3 = 0;
-    let i = 0;
-    for (; i < tail; i += 4) {
-      d0 += matrix[offset + i] * q[i];
-      d1 += matrix[offset + i + 1] * q[i + 1];
-      d2 += matrix[offset + i + 2] * q[i + 2];
-      d3 += matrix[offset + i + 3] * q[i + 3];
-    }
-    for (; i < dims; i += 1) d0 += matrix[offset + i] * q[i];
-    out[row] = norms[row] === 0 ? 0 : (d0 + d1 + d2 + d3) / (norms[row] * queryNorm);
-  }
-  return out;
-}
-
-/** Rows of the `count` highest scores at or above `min`, best first (ties: by id). */
-function topRows(set: VectorSet, scores: Float32Array, count: number, min: number): number[] {
-  const rows: number[] = [];
-  const better = (a: number, b: number) =>
-    scores[a] > scores[b] || (scores[a] === scores[b] && set.ids[a] < set.ids[b]);
-  for (let row = 0; row < scores.length; row += 1) {
-    if (scores[row] < min) continue;
-    if (rows.length === count && !better(row, rows[rows.length - 1])) continue;
-    let at = rows.length;
-    while (at > 0 && better(row, rows[at - 1])) at -= 1;
-    rows.splice(at, 0, row);
-    if (rows.length > count) rows.pop();
-  }
-  return rows;
-}
-
 // ---- the store ----
 
 interface DocumentRow {
@@ -396,16 +328,14 @@ WHERE rid IN (SELECT value FROM json_each(?))`;
  * The retrieval store of embedded mode: one SQLite file (`retrieval.db` in the data directory),
  * written by the embedded indexer, read by RecallService through the RecallStore port.
  *
- * kNN is an exact scan: the vectors of the queried tier, scope and model are loaded once into
- * one Float32 matrix and kept until a write touches that scope (or another process writes the
- * file: `PRAGMA data_version`), so a query costs the dot products only. Exact means there is no
- * recall loss and filtered search is simply "skip what the filter refuses".
+ * kNN goes through VectorIndexes: the vectors of the queried tier, scope and model, held as an
+ * exact matrix (small scopes) or an HNSW graph (large ones), kept current through a change log
+ * every vector write appends to in its transaction (so other processes' writes are seen too).
  */
 export class SqliteRetrievalStore {
   readonly path: string;
   private readonly db: Database;
-  private readonly vectorSets = new Map<string, VectorSet>();
-  private dataVersion: number;
+  private readonly vectors: VectorIndexes;
 
   private constructor(options: SqliteRetrievalStoreOptions) {
     mkdirSync(options.dataDir, { recursive: true });
@@ -419,7 +349,7 @@ export class SqliteRetrievalStore {
       );
     }
     this.db.exec(SCHEMA);
-    this.dataVersion = this.currentDataVersion();
+    this.vectors = new VectorIndexes(this.db, options.dataDir, options.vectorIndex);
   }
 
   static open(options: SqliteRetrievalStoreOptions): SqliteRetrievalStore {
@@ -427,7 +357,19 @@ export class SqliteRetrievalStore {
   }
 
   close(): void {
-    if (this.db.open) this.db.close();
+    if (!this.db.open) return;
+    this.vectors.close();
+    this.db.close();
+  }
+
+  /** Builds or replays a scope's kNN graph now rather than at its first recall (reindex). */
+  warmVectors(tier: string, scope: RecallScope, model: string, dims: number): 'exact' | 'ann' {
+    return this.vectors.warm(tierOf(tier), scope, model, dims);
+  }
+
+  /** The kNN state held per tier, scope and model: exact or ANN, vectors, file size. */
+  describeVectors() {
+    return this.vectors.describe();
   }
 
   /** Documents per tier (logs and tests). */
@@ -461,7 +403,7 @@ export class SqliteRetrievalStore {
       )
       .get(tier, op.id) as { rid: number; tenant_id: string; project_id: string } | undefined;
     if (existing) {
-      this.forgetVectors(tier, existing.tenant_id, existing.project_id);
+      this.vectors.changed(tier, existing.tenant_id, existing.project_id, existing.rid);
       this.db.prepare(`DELETE FROM ${ftsTable(tier)} WHERE rowid = ?`).run(existing.rid);
     }
     if (op.action === 'delete') {
@@ -470,7 +412,6 @@ export class SqliteRetrievalStore {
       return 'deleted';
     }
     const row = documentRow(tier, op.id, op.document);
-    this.forgetVectors(tier, row.tenantId, row.projectId);
     const rid = existing
       ? (this.db
           .prepare(
@@ -492,6 +433,7 @@ export class SqliteRetrievalStore {
             .run(row).lastInsertRowid,
         );
     this.db.prepare(`INSERT INTO ${ftsTable(tier)} (rowid, text) VALUES (?, ?)`).run(rid, row.text);
+    this.vectors.changed(tier, row.tenantId, row.projectId, rid);
     return existing ? 'updated' : 'created';
   }
 
@@ -532,38 +474,37 @@ export class SqliteRetrievalStore {
   }
 
   /**
-   * Exact kNN: cosine with every vector of the tier, scope and model, best first; beyond the
-   * scope, the filter is checked on the best rows in growing rounds until `size` pass (what a
-   * filtered kNN pre-filter returns, without scanning the documents' JSON).
+   * kNN: the nearest vectors of the tier, scope and model, best first; beyond the scope, the
+   * filter is checked on the best rows in growing rounds until `size` pass (what a filtered kNN
+   * pre-filter returns, without scanning the documents' JSON). Past the ANN's limit a round is
+   * an exact scan, so a selective filter still finds every neighbour that passes it.
    */
   private nearest(
     tier: RetrievalStoreTier,
     vector: ModelVector,
     filter: CompiledFilter,
     query: StoreCandidateQuery,
-  ): (Neighbour & { score: number })[] {
-    const set = this.vectorSet(tier, filter.scope, vector);
-    const scores = cosines(set, vector.vector);
+  ): (VectorNeighbour & { score: number })[] {
+    const search = this.vectors.search(tier, filter.scope, vector);
     const min = query.minSimilarity ?? -Infinity;
-    const chosen: Neighbour[] = [];
+    const chosen: VectorNeighbour[] = [];
     const checked = new Set<number>();
     for (let count = Math.max(16, query.size * 2); ; count *= 4) {
-      const rows = topRows(set, scores, count, min);
-      const fresh = rows.filter((row) => !checked.has(row));
-      fresh.forEach((row) => checked.add(row));
+      const rows = search.top(count, min);
+      const fresh = rows.filter((row) => !checked.has(row.rid));
+      fresh.forEach((row) => checked.add(row.rid));
       const allowed = filter.scopeOnly
         ? null
         : this.passing(
-            fresh.map((r) => set.rids[r]),
+            fresh.map((row) => row.rid),
             filter,
           );
-      for (const row of fresh) {
-        if (allowed && !allowed.has(set.rids[row])) continue;
-        chosen.push({ rid: set.rids[row], id: set.ids[row], cosine: scores[row] });
-      }
+      chosen.push(...fresh.filter((row) => !allowed || allowed.has(row.rid)));
       // Enough, or no more rows at or above the similarity floor.
       if (chosen.length >= query.size || rows.length < count) break;
     }
+    // Rounds of an approximate search need not agree on order: best first, ties by id.
+    chosen.sort((a, b) => b.cosine - a.cosine || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     // Elasticsearch scores a cosine kNN hit (1 + cos) / 2; same scale here.
     return chosen.slice(0, query.size).map((n) => ({ ...n, score: (1 + n.cosine) / 2 }));
   }
@@ -578,59 +519,6 @@ export class SqliteRetrievalStore {
       .pluck()
       .all(JSON.stringify(rids), ...filter.params) as number[];
     return new Set(passed);
-  }
-
-  private vectorSet(tier: RetrievalStoreTier, scope: RecallScope, vector: ModelVector): VectorSet {
-    const version = this.currentDataVersion();
-    if (version !== this.dataVersion) {
-      // Another process (an `engram start` indexing while `engram recall` asks) wrote the file.
-      this.vectorSets.clear();
-      this.dataVersion = version;
-    }
-    const key = vectorSetKey(tier, scope.tenantId, scope.projectId, vector);
-    let set = this.vectorSets.get(key);
-    if (!set) {
-      set = this.loadVectorSet(tier, scope, vector);
-      this.vectorSets.set(key, set);
-    }
-    return set;
-  }
-
-  private loadVectorSet(
-    tier: RetrievalStoreTier,
-    scope: RecallScope,
-    vector: ModelVector,
-  ): VectorSet {
-    const rows = this.db
-      .prepare(
-        `SELECT rid, id, embedding FROM retrieval_documents
-         WHERE tier = ? AND tenant_id = ? AND project_id = ? AND embedding_model = ?
-           AND embedding_dims = ? AND embedding IS NOT NULL`,
-      )
-      .all(tier, scope.tenantId, scope.projectId, vector.model, vector.dimension) as {
-      rid: number;
-      id: string;
-      embedding: Buffer;
-    }[];
-    const dims = vector.dimension;
-    const matrix = new Float32Array(rows.length * dims);
-    const norms = new Float32Array(rows.length);
-    rows.forEach((row, i) => {
-      matrix.set(blobVector(row.embedding).subarray(0, dims), i * dims);
-      norms[i] = norm(matrix, i * dims, dims);
-    });
-    return { rids: rows.map((r) => r.rid), ids: rows.map((r) => r.id), matrix, norms, dims };
-  }
-
-  private forgetVectors(tier: RetrievalStoreTier, tenantId: string, projectId: string): void {
-    const prefix = vectorSetKey(tier, tenantId, projectId, null);
-    for (const key of this.vectorSets.keys()) {
-      if (key.startsWith(prefix)) this.vectorSets.delete(key);
-    }
-  }
-
-  private currentDataVersion(): number {
-    return this.db.pragma('data_version', { simple: true }) as number;
   }
 
   /**
@@ -718,6 +606,36 @@ export class SqliteRetrievalStore {
       .all(projectId) as string[];
     return Promise.resolve(tenants);
   }
+
+  /**
+   * The documents of a tier matching the filter (the clauses `compileFilter` takes), newest
+   * `timestamp` first (ties: eventId, then id — Elasticsearch's listing order), at most `size`.
+   */
+  async list<S>(tier: string, query: StoreListQuery): Promise<{ id: string; source: S }[]> {
+    return Promise.resolve(listDocuments<S>(this.db, tierOf(tier), query));
+  }
+}
+
+/** A filtered listing without a query text (the rpcs beside Recall). */
+export interface StoreListQuery {
+  filter: readonly unknown[];
+  size: number;
+}
+
+function listDocuments<S>(
+  db: Database,
+  tier: RetrievalStoreTier,
+  query: StoreListQuery,
+): { id: string; source: S }[] {
+  const filter = compileFilter(query.filter);
+  const rows = db
+    .prepare(
+      `SELECT d.rid, d.id, d.doc, d.embedding, d.embedding_model FROM retrieval_documents d
+       WHERE d.tier = ? AND ${filter.sql}
+       ORDER BY d.activity_at DESC NULLS LAST, json_extract(d.doc, '$.eventId'), d.id LIMIT ?`,
+    )
+    .all(tier, ...filter.params, Math.max(0, query.size)) as DocumentRow[];
+  return rows.map((row) => ({ id: row.id, source: sourceOf(row) as S }));
 }
 
 interface StoredCounters {
@@ -735,16 +653,6 @@ function tierOf(index: string): RetrievalStoreTier {
   throw new MisconfigurationError(
     `"${index}" is not a retrieval tier (${RETRIEVAL_STORE_TIERS.join(', ')})`,
   );
-}
-
-function vectorSetKey(
-  tier: string,
-  tenantId: string,
-  projectId: string,
-  vector: ModelVector | null,
-): string {
-  const scope = [tier, tenantId, projectId].join('\u0000') + '\u0000';
-  return vector ? `${scope}${vector.model}\u0000${vector.dimension}` : scope;
 }
 
 function requiredString(value: unknown, field: string): string {

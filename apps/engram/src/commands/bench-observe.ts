@@ -45,7 +45,7 @@ const MODULES = 10;
 const CALLS_PER_SESSION = 40;
 
 /** A small deterministic PRNG (mulberry32): the same sessions on every run. */
-function random(seed: number): () => number {
+export function random(seed: number): () => number {
   let a = seed;
   return () => {
     a = (a + 0x6d2b79f5) | 0;

@@ -2,6 +2,7 @@ import { segmenterSettings, StreamSegmenter, type SegmenterPrompt } from '@engra
 import { loadConfig } from '@engram/config';
 import type { Command } from 'commander';
 import { benchObserve, formatObserveBench } from './bench-observe';
+import { benchRecall, formatRecallBench } from './bench-recall';
 import { benchSegmentEndToEnd } from './bench-segment-e2e';
 import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -141,11 +142,33 @@ export function benchSegmentCore(
   };
 }
 
+async function runRecallBench(options: {
+  distributed?: boolean;
+  sizes?: number[];
+  queries?: number;
+  json?: boolean;
+}): Promise<void> {
+  const sizes = options.sizes ?? [10_000, 100_000];
+  const queries = options.queries ?? 200;
+  if (options.distributed) {
+    console.error('engram bench recall --distributed: not available yet (use --embedded)');
+    process.exitCode = 2;
+    return;
+  }
+  if (!sizes.every((n) => Number.isInteger(n) && n > 0) || !(queries > 0)) {
+    console.error('engram bench recall: --sizes takes positive integers, --queries a positive one');
+    process.exitCode = 2;
+    return;
+  }
+  const result = await benchRecall({ sizes, queries });
+  console.log(options.json ? JSON.stringify(result) : formatRecallBench(result));
+}
+
 export function registerBenchCommand(program: Command): void {
   program
     .command('bench')
     .description('benchmarks; with --json the last line is one JSON object of the figures')
-    .argument('<target>', 'segment | observe (more targets land with their services)')
+    .argument('<target>', 'segment | observe | recall (more targets land with their services)')
     .option('--prompts <n>', 'prompts to segment (core) or publish (distributed)', (v) =>
       Number.parseInt(v, 10),
     )
@@ -160,6 +183,13 @@ export function registerBenchCommand(program: Command): void {
     .option('--batch <n>', 'observe: tool calls per observer transaction (graph batch)', (v) =>
       Number.parseInt(v, 10),
     )
+    .option('--embedded', 'recall: on the SQLite store of embedded mode (the default)')
+    .option('--sizes <list>', 'recall: corpus sizes, comma-separated (default 10000,100000)', (v) =>
+      v.split(',').map((n) => Number.parseInt(n, 10)),
+    )
+    .option('--queries <n>', 'recall: queries per size (default 200)', (v) =>
+      Number.parseInt(v, 10),
+    )
     .option('--json', 'print the figures as one JSON line')
     .action(
       async (
@@ -171,8 +201,14 @@ export function registerBenchCommand(program: Command): void {
           dataset?: string;
           sessions?: number;
           batch?: number;
+          sizes?: number[];
+          queries?: number;
         },
       ) => {
+        if (target === 'recall') {
+          await runRecallBench(options);
+          return;
+        }
         if (target === 'observe') {
           const result = await benchObserve({
             sessions: options.sessions ?? 2_000,
@@ -184,7 +220,9 @@ export function registerBenchCommand(program: Command): void {
           return;
         }
         if (target !== 'segment') {
-          console.error(`engram bench ${target}: not available yet (available: segment, observe)`);
+          console.error(
+            `engram bench ${target}: not available yet (available: segment, observe, recall)`,
+          );
           process.exitCode = 2;
           return;
         }

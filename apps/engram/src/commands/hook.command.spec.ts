@@ -6,11 +6,26 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { BulkWriter } from '@engram/elasticsearch';
+import { SqliteRetrievalStore } from '@engram/embedded';
+import { RetrievalIndexer } from '../../../retrieval/src/retrieval-indexer';
+import {
+  EMBEDDED_INDEX_NAMES,
+  LEXICAL_ONLY_EMBEDDER,
+  sqliteBulkSend,
+} from '../../../retrieval/src/retrieval.embedded';
+import { PROJECT, TENANT } from '../../../retrieval/src/testing/records';
+import {
+  AUTH_FILE,
+  CURRENT_SESSION,
+  indexRpcCorpus,
+  rpcCorpus,
+} from '../../../retrieval/src/testing/rpc-corpus';
 import { HookSessionStore, HookSpool } from '../hook-spool';
 import {
   embeddedHookPublisher,
+  embeddedHookMemory,
   flushSpool,
-  renderContext,
   resolveHookProject,
   runHook,
   type HookMemory,
@@ -333,11 +348,37 @@ describe('resolveHookProject', () => {
   });
 });
 
-describe('renderContext', () => {
-  it('should cite each item and say nothing when nothing was recalled', () => {
-    expect(renderContext('Engram memory', [])).toBe('');
-    expect(renderContext('Engram memory', [{ id: 'm1', label: 'gotcha', text: 'a\n b' }])).toBe(
-      'Engram memory (recalled from past sessions; cite the id in brackets):\n- [gotcha m1] a b',
+describe('embeddedHookMemory', () => {
+  it('should print BuildContext and InjectForFile of the local store, and nothing without one', async () => {
+    expect(await embeddedHookMemory(join(dir, 'no-store'))).toBeNull();
+    const dataDir = join(dir, 'data');
+    const store = SqliteRetrievalStore.open({ dataDir });
+    const indexer = new RetrievalIndexer(
+      EMBEDDED_INDEX_NAMES,
+      LEXICAL_ONLY_EMBEDDER,
+      new BulkWriter(sqliteBulkSend(store)),
     );
+    await indexRpcCorpus(indexer, rpcCorpus(Date.now()));
+    store.close();
+    const memory = (await embeddedHookMemory(dataDir))!;
+    const scope = { tenantId: TENANT, projectId: PROJECT, sessionId: CURRENT_SESSION };
+    try {
+      const context = await memory.buildContext(scope, 'the logout mutex again');
+      expect(context).toMatch(/^Engram memory for this request \(recalled from past sessions/);
+      expect(context).toContain('[turn-p-now-3] User: is it the logout mutex again?');
+      expect(context).toContain('[ep-e-3] You were asking about');
+      expect(context).toContain('[ws-work-sta] Work state');
+      const injected = await memory.injectForFile(scope, join('/home/dev/api', AUTH_FILE), 'Edit');
+      expect(injected).toContain('**Memory context for this file:**');
+      expect(injected).toContain('[inj-gotc]');
+      expect(injected).not.toContain('inj-stal');
+      expect(await memory.injectForFile(scope, AUTH_FILE, 'Write')).toContain('[inj-gotc]');
+      expect(await memory.injectForFile(scope, AUTH_FILE, 'Grep')).toBe('');
+      expect(await memory.injectForFile(scope, 'src/unknown.ts', 'Read')).toBe('');
+      const elsewhere = { ...scope, sessionId: 'fresh-session' };
+      expect(await memory.buildContext(elsewhere, null)).toContain('[ws-work-sta]');
+    } finally {
+      await memory.close();
+    }
   });
 });

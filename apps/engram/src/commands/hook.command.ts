@@ -66,10 +66,9 @@ export interface HookScope {
 }
 
 /**
- * Memory back into the session. BuildContext / InjectForFile of the Recall API are the intended
- * implementations (schemas/proto/engram/recall/v1/recall.proto); until they exist, embedded mode
- * answers through RecallService on the local retrieval store (see embeddedHookMemory).
- * Each returns ready-to-print text, or '' for nothing.
+ * Memory back into the session: BuildContext and InjectForFile of the Recall API
+ * (schemas/proto/engram/recall/v1/recall.proto), embedded mode answering in process on the local
+ * retrieval store (see embeddedHookMemory). Each returns ready-to-print text, or '' for nothing.
  */
 export interface HookMemory {
   buildContext(scope: HookScope, query: string | null): Promise<string>;
@@ -501,16 +500,16 @@ export async function distributedHookPublisher(config: EngramConfig): Promise<Ho
 // ---- memory (embedded) ----
 
 /**
- * Memory from the embedded retrieval store in `dataDir`, through RecallService (lexical only: the
- * embedding model takes seconds to load, far past a hook's budget). Null when the data
- * directory has no retrieval store yet.
+ * Memory from the embedded retrieval store in `dataDir`, through the Recall API's own services
+ * on that store, in process (lexical only: the embedding model takes seconds to load, far past a
+ * hook's budget). Null when the data directory has no retrieval store yet.
  *
- * - buildContext: memories (k 5) and episodes (k 3) recalled for the prompt; at SessionStart the
- *   query is the git branch's words (there is no prompt yet) and nothing without one.
- *   TODO(BuildContext): the Recall API's BuildContext (thread, work state, token budget) and a
- *   query-less project brief at SessionStart replace this once retrieval implements them.
- * - injectForFile: memories (k 4) recalled for the file's path, with the file as relatedFiles.
- *   TODO(InjectForFile): the Recall API's InjectForFile replaces this.
+ * - buildContext: BuildContext — the session's current thread, "You were asking about …"
+ *   continuity, the latest work state, recipes and memories for the prompt, within the default
+ *   token budget, each item cited. At SessionStart (no prompt yet) the query is the git branch's
+ *   words, if any.
+ * - injectForFile: InjectForFile — the proven, non-stale warnings about that file (seed 002's
+ *   rules, including which tools inject).
  */
 export async function embeddedHookMemory(dataDir: string): Promise<HookMemory | null> {
   if (!existsSync(join(dataDir, 'retrieval.db'))) return null;
@@ -520,66 +519,38 @@ export async function embeddedHookMemory(dataDir: string): Promise<HookMemory | 
       import('../../../retrieval/src/retrieval.embedded'),
     ]);
   const store = SqliteRetrievalStore.open({ dataDir });
-  const stack = createEmbeddedRecallStack({ store, embedder: LEXICAL_ONLY_EMBEDDER });
-  const recall = async (
-    scope: HookScope,
-    query: string,
-    tier: 'memories' | 'episodes',
-    k: number,
-    relatedFiles: string[] = [],
-  ): Promise<RecalledItem[]> => {
-    const answer = await stack.service.recall({
-      tenantId: scope.tenantId,
-      projectId: scope.projectId,
-      query: query.slice(0, 1_000),
-      tier,
-      k,
-      relatedFiles,
-      sessionId: scope.sessionId,
-    });
-    return answer.results.map((hit) => ({
-      id: hit.id,
-      label: hit.tier === 'memories' ? hit.memory.memory.memoryType : 'episode',
-      text: hit.text,
-    }));
-  };
+  const { context, access } = createEmbeddedRecallStack({ store, embedder: LEXICAL_ONLY_EMBEDDER });
   return {
     async buildContext(scope, query) {
-      if (query === null) return '';
-      const [memories, episodes] = await Promise.all([
-        recall(scope, query, 'memories', 5),
-        recall(scope, query, 'episodes', 3),
-      ]);
-      return renderContext('Engram memory for this request', [...memories, ...episodes]);
+      const assembled = await context.buildContext({ ...scope, query: query ?? '' });
+      return titled('Engram memory for this request', assembled.rendered);
     },
-    async injectForFile(scope, filePath, _toolName) {
-      const words = filePath
-        .split(/[^\p{L}\p{N}]+/u)
-        .filter(Boolean)
-        .join(' ');
-      const memories = await recall(scope, words || filePath, 'memories', 4, [filePath]);
-      return renderContext(`Engram memory for ${filePath}`, memories);
+    async injectForFile(scope, filePath, toolName) {
+      const selection = await context.injectForFile({
+        ...scope,
+        filePath,
+        toolName: EDITING_TOOLS.has(toolName) ? 'Edit' : toolName,
+      });
+      return selection.rendered;
     },
     async close() {
-      await stack.access.close().catch(() => undefined);
+      await access.close().catch(() => undefined);
       store.close();
     },
   };
 }
 
-interface RecalledItem {
-  id: string;
-  label: string;
-  text: string;
-}
+/**
+ * Claude Code's other ways of changing a file: to seed 002's injection rule (Read and Edit) they
+ * are edits — a warning about a file matters as much before overwriting it as before editing it.
+ */
+const EDITING_TOOLS: ReadonlySet<string> = new Set(['MultiEdit', 'Write', 'NotebookEdit']);
 
-/** A short cited list for Claude's context; '' when nothing was recalled. */
-export function renderContext(title: string, items: readonly RecalledItem[]): string {
-  if (items.length === 0) return '';
-  const lines = items.map(
-    (item) => `- [${item.label} ${item.id}] ${item.text.replace(/\s+/g, ' ').trim()}`,
-  );
-  return [`${title} (recalled from past sessions; cite the id in brackets):`, ...lines].join('\n');
+/** Assembled context under a title that says where it comes from; '' when there is none. */
+export function titled(title: string, rendered: string): string {
+  return rendered === ''
+    ? ''
+    : `${title} (recalled from past sessions; cite the id in brackets):\n${rendered}`;
 }
 
 function truncate(text: string, max: number): string {

@@ -3,8 +3,11 @@ import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { Command } from 'commander';
 import { mkdirSync } from 'node:fs';
+import { DEFAULT_RECALL_GRPC_URL, serveRecallGrpc } from '../../../retrieval/src/recall.runtime';
 import { DistributedEngramModule } from '../distributed.module';
-import { startEmbeddedServices } from '../embedded-services';
+import { createEmbeddedRecallStack } from '../../../retrieval/src/retrieval.embedded';
+import { startEmbeddedServices, type EmbeddedServices } from '../embedded-services';
+import { embeddedHookPublisher } from './hook.command';
 import { checkServers } from './infra-health';
 import { DEFAULT_DATA_DIR } from './replay.command';
 
@@ -22,30 +25,101 @@ export function registerStartCommand(program: Command): void {
     .option('--data-dir <dir>', 'embedded mode: where the event log lives', DEFAULT_DATA_DIR)
     .option('--distributed', 'run against the configured Kafka, Schema Registry, ES and Neo4j')
     .option('--check', 'distributed mode: only check the servers and exit')
-    .action(async (options: { dataDir: string; distributed?: boolean; check?: boolean }) => {
-      const config = loadConfig();
-      if (options.distributed || options.check) {
-        await startDistributed(config, options.check ?? false);
-      } else {
-        await startEmbedded(config, options.dataDir);
-      }
-    });
+    .option(
+      '--grpc <host:port>',
+      'embedded mode: where the gRPC recall API listens',
+      DEFAULT_RECALL_GRPC_URL,
+    )
+    .action(
+      async (options: {
+        dataDir: string;
+        distributed?: boolean;
+        check?: boolean;
+        grpc: string;
+      }) => {
+        const config = loadConfig();
+        if (options.distributed || options.check) {
+          await startDistributed(config, options.check ?? false);
+        } else {
+          await startEmbedded(config, options.dataDir, options.grpc);
+        }
+      },
+    );
 }
 
-async function startEmbedded(config: EngramConfig, dataDir: string): Promise<void> {
+async function startEmbedded(config: EngramConfig, dataDir: string, grpcUrl: string) {
   mkdirSync(dataDir, { recursive: true });
   const services = await startEmbeddedServices({ config, dataDir });
+  let grpc: EmbeddedGrpc;
+  try {
+    grpc = await serveEmbeddedGrpc(config, dataDir, services, grpcUrl);
+  } catch (error) {
+    await services.stop();
+    console.error(`engram start: cannot serve the gRPC recall API on ${grpcUrl}: ${String(error)}`);
+    process.exitCode = 1;
+    return;
+  }
   new Logger('engram').log(
-    `running embedded (${dataDir}): ${services.running.join(', ')}. Feed it with ` +
-      '`engram replay --file …`, ask with `engram recall`; Ctrl-C stops it.',
+    `running embedded (${dataDir}): ${services.running.join(', ')} and the gRPC recall API ` +
+      `(${grpc.url}). Feed it with \`engram replay --file …\`, ask with \`engram recall\`; ` +
+      'Ctrl-C stops it.',
   );
   const stop = async () => {
+    await grpc.stop();
     await services.stop();
     process.exit(0);
   };
   process.once('SIGINT', () => void stop());
   process.once('SIGTERM', () => void stop());
 }
+
+interface EmbeddedGrpc {
+  url: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * The recall API over the embedded stores: the retrieval store the indexer writes (same model),
+ * the SQLite observer graph for GetFileNeighbors, and the embedded log for Remember.
+ */
+async function serveEmbeddedGrpc(
+  config: EngramConfig,
+  dataDir: string,
+  services: EmbeddedServices,
+  url: string,
+): Promise<EmbeddedGrpc> {
+  const events = await embeddedHookPublisher(config, dataDir, REMEMBER_BUSY_TIMEOUT_MS);
+  const stack = createEmbeddedRecallStack({
+    store: services.retrieval.store,
+    embedder: services.retrieval.embedder,
+    publish: events.publish,
+  });
+  const close = async () => {
+    await stack.access.close();
+    await events.close();
+  };
+  try {
+    // (A Nest app's logger levels are global: keep `log`, or the lines after it go silent.)
+    const { app } = await serveRecallGrpc(stack, {
+      url,
+      neighbours: services.graph,
+      logger: ['log', 'warn', 'error'],
+    });
+    return {
+      url,
+      async stop() {
+        await app.close();
+        await close();
+      },
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+/** Remember waits this long for the embedded log's write lock (the services write too). */
+const REMEMBER_BUSY_TIMEOUT_MS = 5_000;
 
 async function startDistributed(config: EngramConfig, checkOnly: boolean): Promise<void> {
   const results = await checkServers(config);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { normaliseFilePath, sameFile } from './file-paths';
+import { normaliseFilePath, sameFile, storedPathForms } from './file-paths';
 
 describe('file paths', () => {
   it('should normalise separators, ./ and duplicate slashes', () => {
@@ -22,5 +22,21 @@ describe('file paths', () => {
 
   it('should treat a Windows drive path as absolute', () => {
     expect(sameFile('C:\\work\\repo\\src\\x.ts', 'src/x.ts')).toBe(true);
+  });
+});
+
+describe('storedPathForms', () => {
+  it('should list the path and, for an absolute one, every relative tail that sameFile accepts', () => {
+    const forms = storedPathForms('/home/me/repo/./src/auth.ts');
+    expect(forms).toEqual(
+      expect.arrayContaining(['/home/me/repo/src/auth.ts', 'src/auth.ts', 'auth.ts']),
+    );
+    for (const form of forms.filter((f) => !f.startsWith('/'))) {
+      expect(sameFile('/home/me/repo/src/auth.ts', form)).toBe(true);
+    }
+  });
+
+  it('should keep a relative path as it is, normalised', () => {
+    expect(storedPathForms('./src/auth.ts')).toEqual(['./src/auth.ts', 'src/auth.ts']);
   });
 });

@@ -35,3 +35,21 @@ function isAbsolute(path: string): boolean {
 export function anySameFile(files: readonly string[], wanted: readonly string[]): boolean {
   return files.some((file) => wanted.some((target) => sameFile(file, target)));
 }
+
+/**
+ * Every stored form of a path that `sameFile` could match, for an exact-term store query: the
+ * path itself (raw and normalised) and, for an absolute path, each repository-relative tail
+ * (`/home/me/repo/src/a.ts` → `home/me/repo/src/a.ts`, …, `src/a.ts`, `a.ts`). A superset: the
+ * core still checks `sameFile` on what comes back. (A relative path asked for an absolute one
+ * stored is not covered; memories store repository-relative paths.)
+ */
+export function storedPathForms(path: string): string[] {
+  const normalised = normaliseFilePath(path);
+  const forms = new Set([path.trim(), normalised]);
+  if (isAbsolute(normalised)) {
+    const parts = normalised.split('/');
+    for (let i = 1; i < parts.length; i += 1) forms.add(parts.slice(i).join('/'));
+  }
+  forms.delete('');
+  return [...forms];
+}

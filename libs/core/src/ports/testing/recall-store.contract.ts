@@ -29,6 +29,10 @@ export interface RecallStoreUnderTest {
   episodesOfTurns(scope: RecallScope, eventIds: string[]): Promise<Map<string, string[]>>;
   recentSessions(scope: RecallScope, n: number): Promise<SessionActivity[]>;
   writeAccess(updates: AccessUpdate[]): Promise<{ failed: AccessUpdate[] }>;
+  list<S>(
+    tier: RecallTier,
+    query: { filter: readonly unknown[]; size: number },
+  ): Promise<{ id: string; source: S }[]>;
 }
 
 export interface ContractEmbedder {
@@ -52,6 +56,10 @@ export interface ContractFilters {
   memories(filter: MemoryFilter, temporal: TemporalConstraint | undefined): readonly unknown[];
   episodes(scope: RecallScope, temporal: TemporalConstraint | undefined): readonly unknown[];
   turns(scope: RecallScope, temporal: TemporalConstraint | undefined): readonly unknown[];
+  /** Documents whose relatedFiles name the file (any stored form). */
+  relatedFile(path: string): unknown;
+  /** Documents whose `field` is one of `values`. */
+  anyOf(field: string, values: readonly string[]): unknown;
 }
 
 export interface RecallStoreFixture {
@@ -433,6 +441,53 @@ export function describeRecallStoreContract(
         { sessionId: 's-2', lastActivityAt: NOW - 3_600_000 },
         { sessionId: 's-3', lastActivityAt: NOW - 2 * DAY },
       ]);
+    });
+
+    it('should list by filter without a query, newest first, within the scope and size', async () => {
+      const scope = scopeOf('list');
+      const other = { ...scope, tenantId: 'globex' };
+      const about = (memoryId: string, timestamp: number, extra: Partial<Memory> = {}) =>
+        memory({ ...scope, memoryId, timestamp, relatedFiles: ['src/auth/refresh.ts'], ...extra });
+      await index({
+        memories: [
+          about('list-old', NOW - 3 * DAY),
+          about('list-new', NOW - DAY),
+          about('list-mid', NOW - 2 * DAY, { memoryType: 'decision' }),
+          about('list-stale', NOW, { staleAt: NOW - DAY }),
+          about('list-elsewhere', NOW, { relatedFiles: ['src/db/pool.ts'] }),
+          memory({ ...other, memoryId: 'list-globex', relatedFiles: ['src/auth/refresh.ts'] }),
+        ],
+        episodes: [
+          episode({ ...scope, episodeId: 'list-e-1', sessionId: 's-1', timestamp: NOW - DAY }),
+          episode({ ...scope, episodeId: 'list-e-2', sessionId: 's-2', timestamp: NOW }),
+        ],
+      });
+      const listIds = async (filter: readonly unknown[], size = 10) =>
+        (await fx.store.list<Memory>('memories', { filter, size })).map((d) => d.id);
+      const aboutFile = [
+        ...fx.filters.memories({ ...scope, types: ['gotcha'], stale: 'exclude' }, undefined),
+        fx.filters.relatedFile('/home/me/repo/src/auth/refresh.ts'),
+      ];
+      expect(await listIds(aboutFile)).toEqual(['list-new', 'list-old']);
+      expect(await listIds(aboutFile, 1)).toEqual(['list-new']);
+      const listed = await fx.store.list<Memory>('memories', { filter: aboutFile, size: 1 });
+      expect(listed[0].source).toMatchObject({ memoryId: 'list-new', tenantId: 'acme' });
+      const byId = await fx.store.list<Episode>('episodes', {
+        filter: [
+          ...fx.filters.episodes(scope, undefined),
+          fx.filters.anyOf('episodeId', ['list-e-1']),
+        ],
+        size: 10,
+      });
+      expect(byId.map((d) => d.source.episodeId)).toEqual(['list-e-1']);
+      const ofOther = await fx.store.list('memories', {
+        filter: [
+          ...fx.filters.memories(other, undefined),
+          fx.filters.anyOf('memoryId', ['list-new']),
+        ],
+        size: 10,
+      });
+      expect(ofOther).toEqual([]);
     });
 
     it('should count accesses on memories of the same scope only', async () => {

@@ -1,0 +1,32 @@
+import type { Server } from '@grpc/grpc-js';
+import type { PackageDefinition } from '@grpc/proto-loader';
+import { ReflectionService } from '@grpc/reflection';
+import { HealthImplementation, type ServingStatusMap } from 'grpc-health-check';
+
+/** The fully qualified names of the services a package definition holds (e.g. `engram.recall.v1.Recall`). */
+export function servicesOf(definition: PackageDefinition): string[] {
+  return Object.entries(definition)
+    .filter(([, entry]) => !('format' in entry))
+    .map(([name]) => name)
+    .sort();
+}
+
+/**
+ * Adds the standard gRPC Health Checking (grpc.health.v1.Health) and Server Reflection
+ * (grpc.reflection.v1 / v1alpha) services to a server: load balancers, Kubernetes probes and
+ * `grpcurl` / `grpc_health_probe` then work against Engram without its proto files. Every
+ * service of the definition, and the whole server (""), reports SERVING: the server only starts
+ * listening once its stores are open; an outage later is answered per call (UNAVAILABLE).
+ * Usable as @nestjs/microservices' `onLoadPackageDefinition` and on a bare grpc-js Server.
+ */
+export function addHealthAndReflection(
+  definition: PackageDefinition,
+  server: Pick<Server, 'addService'>,
+): HealthImplementation {
+  const statuses: ServingStatusMap = { '': 'SERVING' };
+  for (const service of servicesOf(definition)) statuses[service] = 'SERVING';
+  const health = new HealthImplementation(statuses);
+  health.addToServer(server);
+  new ReflectionService(definition).addToServer(server);
+  return health;
+}

@@ -1,0 +1,81 @@
+import type { Embedder } from '@engram/ai';
+import type { Memory } from '@engram/contracts';
+import { DEFAULT_RANKING_CONFIG, type RankingConfig } from '@engram/core';
+import { AccessTracker } from './access-tracker';
+import { CachingEmbedder } from './caching-embedder';
+import { ContextService } from './context.service';
+import { EpisodeHistoryService } from './episode-history.service';
+import { FeedbackService } from './feedback.service';
+import { RememberService, type PublishRecords } from './remember.service';
+import type { RetrievalIndexer } from './retrieval-indexer';
+import type { RecallStore } from './recall-store';
+import { RecallService } from './recall.service';
+
+/** Every service of the recall API on one store (Elasticsearch or the embedded SQLite one). */
+export interface RecallStack {
+  service: RecallService;
+  /** InjectForFile, BuildContext, GetWorkflowRecipe. */
+  context: ContextService;
+  /** GetEpisodeSequence, GetEpisodeChain, ReplayTopic. */
+  history: EpisodeHistoryService;
+  remember: RememberService;
+  feedback: FeedbackService;
+  /** Access counts of returned and injected memories, written back to the store in batches. */
+  access: AccessTracker;
+  /** The store they read (AnalyzeImpact joins it with the graph when the server has one). */
+  store: RecallStore;
+  ranking: RankingConfig;
+}
+
+/**
+ * The recall services on a store, with access tracking writing back to it. Queries are embedded
+ * through a small cache: agents repeat themselves, and embedding is a third of a recall's time.
+ * Kept apart from the gRPC runtime so that in-process callers (`engram hook`) load no server.
+ */
+export function recallStackOn(
+  store: RecallStore,
+  embedder: Embedder,
+  ranking: RankingConfig = DEFAULT_RANKING_CONFIG,
+  writes: StackWrites = {},
+): RecallStack {
+  const access = new AccessTracker((updates) => store.writeAccess(updates), ranking.access);
+  const cached = new CachingEmbedder(embedder, { maxEntries: 1024 });
+  const service = new RecallService(store, cached, { config: ranking, access });
+  const writeOptions = {
+    publish: writes.publish,
+    indexMemory: writes.indexMemory ?? (() => Promise.resolve()),
+  };
+  return {
+    service,
+    context: new ContextService(store, service, { config: ranking, access }),
+    history: new EpisodeHistoryService(store, service, ranking),
+    remember: new RememberService(writeOptions),
+    feedback: new FeedbackService(store, writeOptions),
+    access,
+    store,
+    ranking,
+  };
+}
+
+/** What the write rpcs need beyond the store (Remember). */
+export interface StackWrites {
+  /** The event log; absent: Remember answers FAILED_PRECONDITION. */
+  publish?: PublishRecords | null;
+  /** Writes a memory into this stack's store now. */
+  indexMemory?: (memory: Memory) => Promise<void>;
+}
+
+/**
+ * A memory through the store's own indexer (same document, same vector, same id as the log's
+ * consumer will write), then `settle` (Elasticsearch: refresh, so the next search sees it).
+ */
+export function indexMemoryWith(
+  indexer: Pick<RetrievalIndexer, 'handleMemories'>,
+  settle: () => Promise<unknown> = () => Promise.resolve(),
+): (memory: Memory) => Promise<void> {
+  return async (memory) => {
+    const record = { topic: 'remember', partition: 0, offset: '0', key: memory.memoryId };
+    await indexer.handleMemories([{ ...record, event: memory, headers: {} }]);
+    await settle();
+  };
+}

@@ -1,0 +1,80 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { OnnxMiniLmEmbedder } from '@engram/ai';
+import type { Typed } from '@engram/contracts';
+import { KafkaEventLog } from '@engram/kafka';
+import {
+  BulkWriter,
+  createElasticsearchClient,
+  ensureRetrievalIndices,
+  retrievalIndexNames,
+} from '@engram/elasticsearch';
+import { inject } from 'vitest';
+import { startRecallServer } from '../../apps/retrieval/src/recall.runtime';
+import { prefixedRecordCodec, publishRecordsTo } from '../../apps/retrieval/src/record-publisher';
+import { RetrievalIndexer } from '../../apps/retrieval/src/retrieval-indexer';
+import {
+  contractGraph,
+  describeRecallRpcs,
+  freePort,
+  RPC_TOKENS,
+} from '../../apps/retrieval/src/testing/recall-rpcs.suite';
+import { indexRpcCorpus, rpcCorpus } from '../../apps/retrieval/src/testing/rpc-corpus';
+import { consumeEvents, testKafka, testRegistry } from './support/kafka-fixtures';
+import { uniqueName } from './support/unique';
+
+// InjectForFile, BuildContext, GetWorkflowRecipe, GetEpisodeSequence, GetEpisodeChain and
+// ReplayTopic, and Remember over real gRPC against real Elasticsearch with the real MiniLM model
+// and real Kafka (Remember's events, on topics of its own): the same suite the embedded SQLite
+// server passes in the unit tier, on indices of its own.
+describeRecallRpcs('Elasticsearch', async () => {
+  const infra = inject('infra');
+  const es = createElasticsearchClient(infra.elasticsearchUrl);
+  const prefix = `${uniqueName('it-rpcs')}.`;
+  const indices = retrievalIndexNames(prefix);
+  const embedder = await OnnxMiniLmEmbedder.load();
+  await ensureRetrievalIndices(es, indices, { dims: embedder.dims });
+  const indexer = new RetrievalIndexer(indices, embedder, BulkWriter.forClient(es));
+  await indexRpcCorpus(indexer, rpcCorpus(Date.now()));
+  await es.indices.refresh({ index: Object.values(indices) });
+  const kafka = testKafka();
+  const events = new KafkaEventLog(kafka, testRegistry());
+  await events.connect();
+  const topicPrefix = `${uniqueName('it-rpcs')}.`;
+  for (const [topic, compacted] of [
+    ['agent.lifecycle.v1', false],
+    ['memory.memories.v1', true],
+  ] as const) {
+    await events.ensureTopic({ topic: topicPrefix + topic, partitions: 1, compacted });
+  }
+  // The graph rpcs read the observer graph through its port: the embedded adapter here (the
+  // Neo4j one passes the same graph contract).
+  const graphDir = await mkdtemp(join(tmpdir(), 'engram-rpcs-graph-'));
+  const graph = await contractGraph(graphDir);
+  const server = await startRecallServer({
+    neighbours: graph,
+    publish: publishRecordsTo(events, topicPrefix),
+    elasticsearchUrl: infra.elasticsearchUrl,
+    embedder,
+    indexPrefix: prefix,
+    url: `127.0.0.1:${await freePort()}`,
+    tokens: RPC_TOKENS,
+    logger: false,
+  });
+  return {
+    url: server.url,
+    published: (topic, count) => {
+      const record = { type: topic === 'memory.memories.v1' ? 'Memory' : 'RememberRequested' };
+      return consumeEvents(kafka, prefixedRecordCodec(topicPrefix, record as Typed), count);
+    },
+    close: async () => {
+      await server.stop();
+      await events.disconnect();
+      graph.close();
+      await rm(graphDir, { recursive: true, force: true });
+      await es.indices.delete({ index: Object.values(indices), ignore_unavailable: true });
+      await es.close();
+    },
+  };
+});
