@@ -1,3 +1,4 @@
+import { freePort } from '../support/free-port';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,7 +18,6 @@ import { RetrievalIndexer } from '../../apps/retrieval/src/retrieval-indexer';
 import {
   contractGraph,
   describeRecallRpcs,
-  freePort,
   RPC_TOKENS,
 } from '../../apps/retrieval/src/testing/recall-rpcs.suite';
 import { indexRpcCorpus, rpcCorpus } from '../../apps/retrieval/src/testing/rpc-corpus';

@@ -48,7 +48,7 @@ import {
   type RecallStack,
 } from '../../apps/retrieval/src/recall.runtime';
 import type { RecallHit } from '../../apps/retrieval/src/recall.service';
-import { freePort } from '../../apps/retrieval/src/testing/recall-rpcs.suite';
+import { freePort } from '../support/free-port';
 import {
   episodeRecord,
   memoryRecord,

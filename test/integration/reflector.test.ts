@@ -27,7 +27,7 @@ import {
 } from '../../apps/distiller/src/testing/distiller-events';
 import { readAllCommitted, testKafka, testRegistry } from './support/kafka-fixtures';
 import { eventually, uniqueName } from './support/unique';
-import { freeLoopbackPort } from '../../apps/distiller/src/testing/free-port';
+import { freePort } from '../support/free-port';
 import { memoryMdReport } from '../../apps/engram/src/commands/memory-md.command';
 
 const PARTITIONS = 3;
@@ -112,7 +112,7 @@ describe('reflector and review API on real Kafka', () => {
     events = await publish(kafka, topics, sessions);
     eventLog = new KafkaEventLog(kafka, new AvroRegistry(inject('infra').registryUrl));
     await eventLog.connect();
-    const url = `127.0.0.1:${await freeLoopbackPort()}`;
+    const url = `127.0.0.1:${await freePort()}`;
     server = await startReviewServer({
       desk: new ReviewDesk(eventLog, codecs, { timeoutMs: 60_000, pollMs: 200, clock: () => now }),
       url,

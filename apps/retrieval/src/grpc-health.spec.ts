@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contractEmbedder } from '../../../libs/core/src/ports/testing/recall-store.contract';
 import { serveRecallGrpc } from './recall.runtime';
 import { createEmbeddedRecallStack } from './retrieval.embedded';
-import { freePort } from './testing/recall-rpcs.suite';
+import { freePort } from '../../../test/support/free-port';
 
 type Unary<Req, Res> = (
   request: Req,

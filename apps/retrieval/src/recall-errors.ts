@@ -5,10 +5,10 @@ import {
   errorMessage,
   InvalidRecallRequestError,
   MisconfigurationError,
-  TenantAccessError,
 } from '@engram/core';
 import { Logger } from '@nestjs/common';
 import { RpcException } from '@nestjs/microservices';
+import { tenantAccessStatus } from './grpc-tenancy';
 import { grpcFieldName } from './recall-proto';
 
 const logger = new Logger('RecallGrpc');
@@ -19,12 +19,8 @@ export function grpcStatusOf(error: unknown): { code: status; message: string } 
     const problem = error.message.slice(error.field.length + 2);
     return { code: status.INVALID_ARGUMENT, message: `${grpcFieldName(error.field)}: ${problem}` };
   }
-  if (error instanceof TenantAccessError) {
-    return {
-      code: error.kind === 'unauthenticated' ? status.UNAUTHENTICATED : status.PERMISSION_DENIED,
-      message: error.message,
-    };
-  }
+  const tenancy = tenantAccessStatus(error);
+  if (tenancy) return tenancy;
   if (error instanceof EmbeddingMismatchError || error instanceof MisconfigurationError) {
     return { code: status.FAILED_PRECONDITION, message: error.message };
   }

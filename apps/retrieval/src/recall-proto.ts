@@ -1,4 +1,4 @@
-import type { Episode, PromptSubmitted } from '@engram/contracts';
+import { PROTO_LOADER_OPTIONS, type Episode, type PromptSubmitted } from '@engram/contracts';
 import type {
   Provenance,
   RankedMemory,
@@ -15,13 +15,7 @@ import type { RecallAnswer, RecallHit } from './recall.service';
 
 export const RECALL_PROTO_PACKAGE = 'engram.recall.v1';
 
-export const RECALL_PROTO_LOADER_OPTIONS = {
-  keepCase: false,
-  longs: Number,
-  enums: String,
-  defaults: true,
-  oneofs: true,
-} as const;
+export const RECALL_PROTO_LOADER_OPTIONS = PROTO_LOADER_OPTIONS;
 
 export interface ScopeMessage {
   tenantId?: string;

@@ -1,3 +1,4 @@
+import { freePort } from '../../../test/support/free-port';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,12 +20,7 @@ import {
   EMBEDDED_INDEX_NAMES,
   sqliteBulkSend,
 } from './retrieval.embedded';
-import {
-  contractGraph,
-  describeRecallRpcs,
-  freePort,
-  RPC_TOKENS,
-} from './testing/recall-rpcs.suite';
+import { contractGraph, describeRecallRpcs, RPC_TOKENS } from './testing/recall-rpcs.suite';
 import { indexRpcCorpus, rpcCorpus } from './testing/rpc-corpus';
 
 // The rpcs beside Recall over real gRPC on the embedded stores (what `engram start` serves): the

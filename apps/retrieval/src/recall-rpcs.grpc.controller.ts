@@ -23,7 +23,8 @@ import {
   type InjectForFileRequestMessage,
   type ReplayTopicRequestMessage,
 } from './recall-rpcs-proto';
-import { requestTenant, TENANT_TOKENS } from './recall.grpc.controller';
+import { requestTenant } from './grpc-tenancy';
+import { TENANT_TOKENS } from './recall.grpc.controller';
 
 /**
  * One unary handler: the tenant from the token (refused before any work), the service call, the

@@ -4,7 +4,8 @@ import { Controller, Inject } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import { FeedbackService } from './feedback.service';
 import { toRpcException } from './recall-errors';
-import { requestTenant, TENANT_TOKENS } from './recall.grpc.controller';
+import { requestTenant } from './grpc-tenancy';
+import { TENANT_TOKENS } from './recall.grpc.controller';
 import { RememberService } from './remember.service';
 import type { ScopeMessage } from './recall-proto';
 

@@ -49,6 +49,23 @@ export function recallProtoPath(): string {
   return join(schemasDir(), 'proto', 'engram', 'recall', 'v1', 'recall.proto');
 }
 
+export function reviewProtoPath(): string {
+  return join(schemasDir(), 'proto', 'engram', 'review', 'v1', 'review.proto');
+}
+
+/**
+ * How Engram's servers and clients load their protos with @grpc/proto-loader: camelCase fields,
+ * enums as names, int64 as numbers (epoch millis fit a double exactly), defaults filled in,
+ * oneofs named by a virtual field.
+ */
+export const PROTO_LOADER_OPTIONS = {
+  keepCase: false,
+  longs: Number,
+  enums: String,
+  defaults: true,
+  oneofs: true,
+} as const;
+
 const rawSchemas = new Map<string, string>();
 
 /**

@@ -1,6 +1,5 @@
 import type { Proposal } from '@engram/contracts';
-import { recallProtoPath } from '@engram/contracts';
-import { join } from 'node:path';
+import { PROTO_LOADER_OPTIONS } from '@engram/contracts';
 
 // The TypeScript side of schemas/proto/engram/review/v1/review.proto, as @grpc/proto-loader reads
 // it with REVIEW_PROTO_LOADER_OPTIONS: camelCase fields, int64 as numbers (epoch millis fit a
@@ -8,18 +7,9 @@ import { join } from 'node:path';
 
 export const REVIEW_PROTO_PACKAGE = 'engram.review.v1';
 
-export const REVIEW_PROTO_LOADER_OPTIONS = {
-  keepCase: false,
-  longs: Number,
-  enums: String,
-  defaults: true,
-  oneofs: true,
-} as const;
+export const REVIEW_PROTO_LOADER_OPTIONS = PROTO_LOADER_OPTIONS;
 
-/** The path of review.proto (beside recall.proto under schemas/proto/engram). */
-export function reviewProtoPath(): string {
-  return join(recallProtoPath(), '..', '..', '..', 'review', 'v1', 'review.proto');
-}
+export { reviewProtoPath } from '@engram/contracts';
 
 export interface ScopeMessage {
   tenantId?: string;

@@ -1,8 +1,9 @@
 import type { Metadata } from '@grpc/grpc-js';
 import { status } from '@grpc/grpc-js';
-import { errorMessage, resolveTenant, TenantAccessError, type TenantTokens } from '@engram/core';
+import { errorMessage, type TenantTokens } from '@engram/core';
 import { Controller, Inject, Logger } from '@nestjs/common';
 import { GrpcMethod, RpcException } from '@nestjs/microservices';
+import { requestTenant, tenantAccessStatus } from '../../../retrieval/src/grpc-tenancy';
 import {
   ReviewDesk,
   ReviewRequestError,
@@ -35,20 +36,11 @@ export function reviewStatusOf(error: unknown): { code: status; message: string 
   if (error instanceof ReviewRequestError) {
     return { code: CODES[error.code], message: error.message };
   }
-  if (error instanceof TenantAccessError) {
-    return {
-      code: error.kind === 'unauthenticated' ? status.UNAUTHENTICATED : status.PERMISSION_DENIED,
-      message: error.message,
-    };
-  }
+  const tenancy = tenantAccessStatus(error);
+  if (tenancy) return tenancy;
   const message = `internal error: ${errorMessage(error)}`;
   logger.error(message, error instanceof Error ? error.stack : undefined);
   return { code: status.INTERNAL, message };
-}
-
-function authorizationOf(metadata: Metadata | undefined): string | undefined {
-  const value = metadata?.get('authorization')[0];
-  return typeof value === 'string' ? value : value?.toString('utf8');
 }
 
 /** engram.review.v1.Review over the @nestjs/microservices gRPC transport. */
@@ -105,7 +97,7 @@ export class ReviewGrpcController {
   }
 
   private tenantOf(request: { scope?: { tenantId?: string } }, metadata: Metadata): string {
-    return resolveTenant(this.tokens, authorizationOf(metadata), request.scope?.tenantId);
+    return requestTenant(this.tokens, metadata, request.scope);
   }
 
   private async answer<T>(work: () => Promise<T>): Promise<T> {

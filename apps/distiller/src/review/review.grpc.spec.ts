@@ -16,7 +16,7 @@ import { distillationWork } from '../reflector/reflector-work';
 import { ReviewDesk } from './review-desk';
 import { ReviewGrpcClient } from './review.grpc-client';
 import { startReviewServer, type ReviewServer } from './review.server';
-import { freeLoopbackPort } from '../testing/free-port';
+import { freePort } from '../../../../test/support/free-port';
 
 const CODECS = distillerCodecs(DEFAULT_DISTILLER_TOPICS);
 
@@ -45,7 +45,7 @@ describe('the review API over gRPC', () => {
     });
     const port = new SqliteEventLogAdapter(log);
     await port.publish(CODECS.reflector, weekOfDistillations().map(distillationWork));
-    url = `127.0.0.1:${await freeLoopbackPort()}`;
+    url = `127.0.0.1:${await freePort()}`;
     server = await startReviewServer({
       desk: new ReviewDesk(port, CODECS, {
         pollMs: 10,

@@ -29,7 +29,7 @@ import {
   runReview,
 } from './review.command';
 import { caughtUp, until } from '../../../distiller/src/testing/embedded-waits';
-import { freeLoopbackPort } from '../../../distiller/src/testing/free-port';
+import { freePort } from '../../../../test/support/free-port';
 
 const TOPICS = DEFAULT_DISTILLER_TOPICS;
 const CODECS = distillerCodecs(TOPICS);
@@ -170,7 +170,7 @@ describe('engram review and engram memory-md (embedded)', () => {
   });
 
   it('should do the same through the review API with --distributed', async () => {
-    const url = `127.0.0.1:${await freeLoopbackPort()}`;
+    const url = `127.0.0.1:${await freePort()}`;
     const desk = new ReviewDesk(new SqliteEventLogAdapter(log), CODECS, { pollMs: 10 });
     const server = await startReviewServer({ desk, url });
     const backend = grpcReviewBackend(url);

@@ -1,4 +1,3 @@
-import { createServer } from 'node:net';
 import {
   credentials,
   loadPackageDefinition,
@@ -45,14 +44,6 @@ export async function contractGraph(dataDir: string): Promise<SqliteObserverGrap
     await graph.write(batch);
   }
   return graph;
-}
-
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 type Unary = (

@@ -1,7 +1,7 @@
 // Test support: a loopback port nothing listens on, for a gRPC server under test.
 import { createServer, type AddressInfo } from 'node:net';
 
-export function freeLoopbackPort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = createServer();
     probe.once('error', reject);
