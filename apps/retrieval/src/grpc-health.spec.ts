@@ -1,51 +1,18 @@
-import { credentials, loadPackageDefinition, type GrpcObject } from '@grpc/grpc-js';
-import { loadSync } from '@grpc/proto-loader';
 import { SqliteRetrievalStore } from '@engram/embedded';
-import { protoPath as healthProtoPath } from 'grpc-health-check';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contractEmbedder } from '../../../libs/core/src/ports/testing/recall-store.contract';
+import { freePort } from '../../../test/support/free-port';
 import { serveRecallGrpc } from './recall.runtime';
 import { createEmbeddedRecallStack } from './retrieval.embedded';
-import { freePort } from '../../../test/support/free-port';
-
-type Unary<Req, Res> = (
-  request: Req,
-  callback: (error: Error | null, response: Res) => void,
-) => void;
-type GrpcClient = { close(): void } & Record<string, unknown>;
-
-function clientOf(protoFile: string, servicePath: string[], url: string): GrpcClient {
-  const definition = loadSync(protoFile, { keepCase: true, longs: String, enums: String });
-  let node: unknown = loadPackageDefinition(definition);
-  for (const part of servicePath) node = (node as GrpcObject)[part];
-  const Client = node as new (
-    url: string,
-    creds: ReturnType<typeof credentials.createInsecure>,
-  ) => GrpcClient;
-  return new Client(url, credentials.createInsecure());
-}
-
-function call<Req, Res>(client: GrpcClient, method: string, request: Req): Promise<Res> {
-  return new Promise((resolve, reject) =>
-    (client[method] as Unary<Req, Res>).call(client, request, (error, response) =>
-      error ? reject(error) : resolve(response),
-    ),
-  );
-}
-
-const REFLECTION_PROTO = join(
-  require.resolve('@grpc/reflection'),
-  '..',
-  '..',
-  'proto',
-  'grpc',
-  'reflection',
-  'v1',
-  'reflection.proto',
-);
+import {
+  healthClient,
+  reflectionClient,
+  servingStatus,
+  unary,
+} from './testing/grpc-standard-clients';
 
 // The recall server as `engram start` serves it (embedded store), asked the standard questions a
 // load balancer (health) and grpcurl (reflection) ask, with the standard protos.
@@ -67,14 +34,11 @@ describe('gRPC health checking and server reflection on the recall server', () =
   });
 
   it('should answer SERVING for the server and for engram.recall.v1.Recall, NOT_FOUND for others', async () => {
-    const health = clientOf(healthProtoPath, ['grpc', 'health', 'v1', 'Health'], server.url);
+    expect(await servingStatus(server.url, '')).toBe('SERVING');
+    expect(await servingStatus(server.url, 'engram.recall.v1.Recall')).toBe('SERVING');
+    const health = healthClient(server.url);
     try {
-      const whole = await call<object, { status: string }>(health, 'Check', { service: '' });
-      const recall = await call<object, { status: string }>(health, 'Check', {
-        service: 'engram.recall.v1.Recall',
-      });
-      expect([whole.status, recall.status]).toEqual(['SERVING', 'SERVING']);
-      await expect(call(health, 'Check', { service: 'no.such.Service' })).rejects.toMatchObject({
+      await expect(unary(health, 'Check', { service: 'no.such.Service' })).rejects.toMatchObject({
         code: 5,
       });
     } finally {
@@ -83,11 +47,7 @@ describe('gRPC health checking and server reflection on the recall server', () =
   });
 
   it('should list the recall service and describe its file through reflection', async () => {
-    const reflection = clientOf(
-      REFLECTION_PROTO,
-      ['grpc', 'reflection', 'v1', 'ServerReflection'],
-      server.url,
-    );
+    const reflection = reflectionClient(server.url);
     try {
       const stream = (
         reflection.ServerReflectionInfo as () => NodeJS.ReadWriteStream & {

@@ -17,6 +17,7 @@ import { ReviewDesk } from './review-desk';
 import { ReviewGrpcClient } from './review.grpc-client';
 import { startReviewServer, type ReviewServer } from './review.server';
 import { freePort } from '../../../../test/support/free-port';
+import { servingStatus } from '../../../retrieval/src/testing/grpc-standard-clients';
 
 const CODECS = distillerCodecs(DEFAULT_DISTILLER_TOPICS);
 
@@ -71,6 +72,10 @@ describe('the review API over gRPC', () => {
     log.close();
     vi.unstubAllGlobals();
     rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('should answer gRPC health checks for the review service', async () => {
+    expect(await servingStatus(url, 'engram.review.v1.Review')).toBe('SERVING');
   });
 
   it('should list the token’s tenant’s pending proposals, in order, with their evidence', async () => {

@@ -8,6 +8,7 @@ import {
 } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Transport, type MicroserviceOptions } from '@nestjs/microservices';
+import { addHealthAndReflection } from '../../../retrieval/src/grpc-health';
 import { ReviewDesk } from './review-desk';
 import { REVIEW_TENANT_TOKENS, ReviewGrpcController } from './review.grpc.controller';
 import { REVIEW_PROTO_LOADER_OPTIONS, REVIEW_PROTO_PACKAGE, reviewProtoPath } from './review-proto';
@@ -53,6 +54,7 @@ export async function startReviewServer(options: ReviewServerOptions): Promise<R
         package: REVIEW_PROTO_PACKAGE,
         protoPath: reviewProtoPath(),
         loader: { ...REVIEW_PROTO_LOADER_OPTIONS },
+        onLoadPackageDefinition: addHealthAndReflection,
       },
       logger: options.logger ?? ['warn', 'error'],
     },
