@@ -1,6 +1,7 @@
 import { segmenterSettings, StreamSegmenter, type SegmenterPrompt } from '@engram/core';
 import { loadConfig } from '@engram/config';
 import type { Command } from 'commander';
+import { benchDistill, formatDistillBench } from './bench-distill';
 import { benchObserve, formatObserveBench } from './bench-observe';
 import { benchRecall, formatRecallBench } from './bench-recall';
 import { benchSegmentEndToEnd } from './bench-segment-e2e';
@@ -168,7 +169,7 @@ export function registerBenchCommand(program: Command): void {
   program
     .command('bench')
     .description('benchmarks; with --json the last line is one JSON object of the figures')
-    .argument('<target>', 'segment | observe | recall (more targets land with their services)')
+    .argument('<target>', 'segment | observe | distill | recall')
     .option('--prompts <n>', 'prompts to segment (core) or publish (distributed)', (v) =>
       Number.parseInt(v, 10),
     )
@@ -177,8 +178,10 @@ export function registerBenchCommand(program: Command): void {
       '--dataset <file>',
       'core: PromptSubmitted JSON lines to repeat instead of the synthetic worst case',
     )
-    .option('--sessions <n>', 'observe: synthetic sessions of 40 tool calls', (v) =>
-      Number.parseInt(v, 10),
+    .option(
+      '--sessions <n>',
+      'observe: synthetic sessions of 40 tool calls; distill: recorded sessions',
+      (v) => Number.parseInt(v, 10),
     )
     .option('--batch <n>', 'observe: tool calls per observer transaction (graph batch)', (v) =>
       Number.parseInt(v, 10),
@@ -209,6 +212,11 @@ export function registerBenchCommand(program: Command): void {
           await runRecallBench(options);
           return;
         }
+        if (target === 'distill') {
+          const result = benchDistill(options.sessions ?? 2_000);
+          console.log(options.json ? JSON.stringify(result) : formatDistillBench(result));
+          return;
+        }
         if (target === 'observe') {
           const result = await benchObserve({
             sessions: options.sessions ?? 2_000,
@@ -221,7 +229,7 @@ export function registerBenchCommand(program: Command): void {
         }
         if (target !== 'segment') {
           console.error(
-            `engram bench ${target}: not available yet (available: segment, observe, recall)`,
+            `engram bench ${target}: not available yet (available: segment, observe, distill, recall)`,
           );
           process.exitCode = 2;
           return;
