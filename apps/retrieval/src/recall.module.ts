@@ -10,11 +10,7 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
-import {
-  DEFAULT_RECALL_GRPC_URL,
-  startRecallServer,
-  type RecallServerRuntime,
-} from './recall.runtime';
+import { startRecallServer, type RecallServerRuntime } from './recall.runtime';
 import { publishRecordsTo } from './record-publisher';
 
 /**
@@ -42,7 +38,7 @@ export class RecallServerService implements OnApplicationBootstrap, OnApplicatio
       elasticsearchUrl: config.elasticsearch.url,
       embedder: await createEmbedder(),
       indexPrefix: config.topicPrefix,
-      url: DEFAULT_RECALL_GRPC_URL,
+      url: config.recall.grpcUrl,
       neighbours: new Neo4jObserverGraphWriter(this.graph, observerSettings()),
     });
   }

@@ -23,6 +23,17 @@ describe('parseConfig', () => {
     expect(bad).toThrow(/fix:/);
   });
 
+  it('should point recall clients at the loopback recall API, with an optional token', () => {
+    expect(parseConfig({}).recall).toEqual({ grpcUrl: '127.0.0.1:50051', token: undefined });
+    expect(
+      parseConfig({ ENGRAM_RECALL_GRPC_URL: 'recall.internal:7000', ENGRAM_RECALL_TOKEN: ' t1 ' })
+        .recall,
+    ).toEqual({ grpcUrl: 'recall.internal:7000', token: 't1' });
+    expect(() => parseConfig({ ENGRAM_RECALL_GRPC_URL: 'http://x:1' })).toThrow(
+      /ENGRAM_RECALL_GRPC_URL/,
+    );
+  });
+
   it("should give the distiller's review API a loopback port and the reflector a morning hour", () => {
     expect(parseConfig({}).distiller).toEqual({
       reviewGrpcUrl: '127.0.0.1:50052',

@@ -46,6 +46,11 @@ const envSchema = z.object({
     .string()
     .regex(/^[\w.-]+:\d{1,5}$|^\[[\da-fA-F:]+\]:\d{1,5}$/, 'host:port')
     .default('127.0.0.1:50052'),
+  ENGRAM_RECALL_GRPC_URL: z
+    .string()
+    .regex(/^[\w.-]+:\d{1,5}$|^\[[\da-fA-F:]+\]:\d{1,5}$/, 'host:port')
+    .default('127.0.0.1:50051'),
+  ENGRAM_RECALL_TOKEN: z.string().trim().min(1).optional(),
   ENGRAM_REFLECTOR_HOUR_UTC: z.coerce.number().int().min(0).max(23).default(6),
   ENGRAM_LLM_BASE_URL: z.url().optional(),
   ENGRAM_LLM_MODEL: z.string().min(1).optional(),
@@ -78,6 +83,13 @@ export interface EngramConfig {
     reviewGrpcUrl: string;
     /** The UTC hour of a project's daily reflection (seed 001: a morning cron). */
     reflectionHourUtc: number;
+  };
+  /** The recall gRPC API (engram.recall.v1) as its clients see it (`engram hook --distributed`). */
+  recall: {
+    /** host:port of `engram start --distributed`'s recall server. */
+    grpcUrl: string;
+    /** Sent as `authorization: Bearer <token>` when the server maps tokens to tenants. */
+    token?: string;
   };
   /** An OpenAI-compatible chat endpoint (Ollama, vLLM, OpenAI); null: Engram runs without one. */
   llm: { baseUrl: string; model: string; apiKey?: string } | null;
@@ -140,6 +152,7 @@ export function parseConfig(env: Record<string, string | undefined>): EngramConf
       reviewGrpcUrl: e.ENGRAM_REVIEW_GRPC_URL,
       reflectionHourUtc: e.ENGRAM_REFLECTOR_HOUR_UTC,
     },
+    recall: { grpcUrl: e.ENGRAM_RECALL_GRPC_URL, token: e.ENGRAM_RECALL_TOKEN },
     llm:
       e.ENGRAM_LLM_BASE_URL && e.ENGRAM_LLM_MODEL
         ? {

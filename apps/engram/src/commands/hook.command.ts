@@ -41,8 +41,8 @@ export const DEFAULT_FLUSH_BUDGET_MS = 60_000;
 /**
  * Memory context (SessionStart, UserPromptSubmit, PreToolUse on files). In-process embedded
  * recall loads the retrieval stack first (~0.4-0.7 s cold on 2 cores, synchronous module loading
- * that no timer can cut short), so it gets its own bound; BuildContext over the running
- * service's gRPC API is the intended fast path.
+ * that no timer can cut short), so it gets its own bound; in distributed mode it is the gRPC
+ * deadline of BuildContext / InjectForFile on the running recall server.
  */
 export const DEFAULT_CONTEXT_BUDGET_MS = 1_500;
 /** Session counter files untouched this long are removed at a SessionStart. */
@@ -68,7 +68,8 @@ export interface HookScope {
 /**
  * Memory back into the session: BuildContext and InjectForFile of the Recall API
  * (schemas/proto/engram/recall/v1/recall.proto), embedded mode answering in process on the local
- * retrieval store (see embeddedHookMemory). Each returns ready-to-print text, or '' for nothing.
+ * retrieval store (embeddedHookMemory), distributed mode over gRPC (grpcHookMemory). Each
+ * returns ready-to-print text, or '' for nothing.
  */
 export interface HookMemory {
   buildContext(scope: HookScope, query: string | null): Promise<string>;
@@ -91,8 +92,11 @@ export interface HookRun {
   /** Tenant, project, root and git facts for the payload's cwd. */
   project(cwd: string | undefined): HookProject;
   openPublisher(): Promise<HookPublisher>;
-  /** Absent, or resolving to null: no context is printed. */
-  openMemory?: () => Promise<HookMemory | null>;
+  /**
+   * Absent, or resolving to null: no context is printed. `deadline` (epoch ms) is when context
+   * is given up: a remote source passes it on as its call deadline.
+   */
+  openMemory?: (deadline: number) => Promise<HookMemory | null>;
   now?: () => number;
 }
 
@@ -261,7 +265,7 @@ async function deliver(
 }
 
 async function recallWithin(
-  openMemory: () => Promise<HookMemory | null>,
+  openMemory: (deadline: number) => Promise<HookMemory | null>,
   request: HookMemoryRequest,
   scope: HookScope,
   deadline: number,
@@ -269,7 +273,7 @@ async function recallWithin(
 ): Promise<string> {
   let memory: HookMemory | null = null;
   const answer = await within(async () => {
-    memory = await openMemory();
+    memory = await openMemory(deadline);
     if (memory === null) return '';
     return request.kind === 'file'
       ? memory.injectForFile(scope, request.filePath, request.toolName)
@@ -520,23 +524,65 @@ export async function embeddedHookMemory(dataDir: string): Promise<HookMemory | 
     ]);
   const store = SqliteRetrievalStore.open({ dataDir });
   const { context, access } = createEmbeddedRecallStack({ store, embedder: LEXICAL_ONLY_EMBEDDER });
+  return hookMemoryOn({
+    buildContext: (input) => context.buildContext(input),
+    injectForFile: (input) => context.injectForFile(input),
+    async close() {
+      await access.close().catch(() => undefined);
+      store.close();
+    },
+  });
+}
+
+/**
+ * Memory from the recall gRPC API of `engram start --distributed` (config.recall: the URL,
+ * default 127.0.0.1:50051, and the optional bearer token), the same rpcs and the same printed
+ * text as embedded mode. Every call carries `deadline` as its gRPC deadline; a server that is
+ * down answers UNAVAILABLE at once: the hook prints no context, a line on stderr, and exits 0.
+ * @grpc/grpc-js and the proto are loaded here, on the first context request, not at start-up.
+ */
+export async function grpcHookMemory(
+  config: Pick<EngramConfig, 'recall'>,
+  deadline: number,
+): Promise<HookMemory> {
+  const { openRecallContextClient } = await import('../hook-context-grpc');
+  const client = await openRecallContextClient({
+    url: config.recall.grpcUrl,
+    token: config.recall.token,
+    deadline,
+  });
+  return hookMemoryOn({
+    buildContext: (input) => client.buildContext(input),
+    injectForFile: (input) => client.injectForFile(input),
+    close: () => Promise.resolve(client.close()),
+  });
+}
+
+/** BuildContext and InjectForFile as either source answers them (their `rendered` text). */
+interface ContextAnswers {
+  buildContext(input: HookScope & { query: string }): Promise<{ rendered: string }>;
+  injectForFile(
+    input: HookScope & { filePath: string; toolName: string },
+  ): Promise<{ rendered: string }>;
+  close(): Promise<void>;
+}
+
+/** What the hook prints from either source: the same text whichever answers. */
+function hookMemoryOn(answers: ContextAnswers): HookMemory {
   return {
     async buildContext(scope, query) {
-      const assembled = await context.buildContext({ ...scope, query: query ?? '' });
+      const assembled = await answers.buildContext({ ...scope, query: query ?? '' });
       return titled('Engram memory for this request', assembled.rendered);
     },
     async injectForFile(scope, filePath, toolName) {
-      const selection = await context.injectForFile({
+      const selection = await answers.injectForFile({
         ...scope,
         filePath,
         toolName: EDITING_TOOLS.has(toolName) ? 'Edit' : toolName,
       });
       return selection.rendered;
     },
-    async close() {
-      await access.close().catch(() => undefined);
-      store.close();
-    },
+    close: () => answers.close(),
   };
 }
 
@@ -631,7 +677,10 @@ export function registerHookCommand(program: Command): void {
         'context; always exits 0 (see docs/claude-code-hooks.md)',
     )
     .option('--data-dir <dir>', 'the data directory (embedded log, spool)', DEFAULT_DATA_DIR)
-    .option('--distributed', 'publish to the configured Kafka instead of the embedded log')
+    .option(
+      '--distributed',
+      'publish to the configured Kafka and ask the recall gRPC API (ENGRAM_RECALL_GRPC_URL) for context',
+    )
     .option(
       '--budget-ms <ms>',
       `hard time budget (default ${DEFAULT_HOOK_BUDGET_MS}; ${DEFAULT_FLUSH_BUDGET_MS} with --flush)`,
@@ -682,10 +731,11 @@ export function registerHookCommand(program: Command): void {
           sessions: new HookSessionStore(spool.dir),
           project: (cwd) => resolveHookProject(cwd, options),
           openPublisher,
-          openMemory:
-            options.context && !options.distributed
-              ? () => embeddedHookMemory(options.dataDir)
-              : undefined,
+          openMemory: !options.context
+            ? undefined
+            : options.distributed
+              ? (deadline) => grpcHookMemory(config, deadline)
+              : () => embeddedHookMemory(options.dataDir),
         });
         finish(outcome.stdout, outcome.messages);
       } catch (error) {

@@ -27,21 +27,20 @@ export function registerStartCommand(program: Command): void {
     .option('--check', 'distributed mode: only check the servers and exit')
     .option(
       '--grpc <host:port>',
-      'embedded mode: where the gRPC recall API listens',
-      DEFAULT_RECALL_GRPC_URL,
+      `embedded mode: where the gRPC recall API listens (default ENGRAM_RECALL_GRPC_URL, ${DEFAULT_RECALL_GRPC_URL})`,
     )
     .action(
       async (options: {
         dataDir: string;
         distributed?: boolean;
         check?: boolean;
-        grpc: string;
+        grpc?: string;
       }) => {
         const config = loadConfig();
         if (options.distributed || options.check) {
           await startDistributed(config, options.check ?? false);
         } else {
-          await startEmbedded(config, options.dataDir, options.grpc);
+          await startEmbedded(config, options.dataDir, options.grpc ?? config.recall.grpcUrl);
         }
       },
     );
