@@ -1,4 +1,4 @@
-import type { Embedder } from '@engram/ai';
+import { OpenAiCompatibleChatClient, type Embedder, type LlmClient } from '@engram/ai';
 import type { Memory } from '@engram/contracts';
 import { DEFAULT_RANKING_CONFIG, type RankingConfig } from '@engram/core';
 import { AccessTracker } from './access-tracker';
@@ -37,10 +37,11 @@ export function recallStackOn(
   embedder: Embedder,
   ranking: RankingConfig = DEFAULT_RANKING_CONFIG,
   writes: StackWrites = {},
+  hyde: LlmClient | null = null,
 ): RecallStack {
   const access = new AccessTracker((updates) => store.writeAccess(updates), ranking.access);
   const cached = new CachingEmbedder(embedder, { maxEntries: 1024 });
-  const service = new RecallService(store, cached, { config: ranking, access });
+  const service = new RecallService(store, cached, { config: ranking, access, hyde });
   const writeOptions = {
     publish: writes.publish,
     indexMemory: writes.indexMemory ?? (() => Promise.resolve()),
@@ -55,6 +56,23 @@ export function recallStackOn(
     store,
     ranking,
   };
+}
+
+/**
+ * The model HyDE asks (seed 002 §7: only when an LLM endpoint is configured, ENGRAM_LLM_*), or
+ * null. One short attempt: a recall waits for it, and without it the recall still answers.
+ */
+export function hydeClientOf(
+  llm: { baseUrl: string; model: string; apiKey?: string } | null,
+): LlmClient | null {
+  if (!llm) return null;
+  return new OpenAiCompatibleChatClient({
+    baseUrl: llm.baseUrl,
+    model: llm.model,
+    ...(llm.apiKey !== undefined && { apiKey: llm.apiKey }),
+    timeoutMs: 10_000,
+    maxAttempts: 1,
+  });
 }
 
 /** What the write rpcs need beyond the store (Remember). */

@@ -10,6 +10,7 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
+import { hydeClientOf } from './recall-stack';
 import { startRecallServer, type RecallServerRuntime } from './recall.runtime';
 import { publishRecordsTo } from './record-publisher';
 
@@ -39,6 +40,7 @@ export class RecallServerService implements OnApplicationBootstrap, OnApplicatio
       embedder: await createEmbedder(),
       indexPrefix: config.topicPrefix,
       url: config.recall.grpcUrl,
+      hyde: hydeClientOf(config.llm),
       neighbours: new Neo4jObserverGraphWriter(this.graph, observerSettings()),
     });
   }

@@ -1,5 +1,5 @@
 import type { Client } from '@elastic/elasticsearch';
-import type { Embedder } from '@engram/ai';
+import type { Embedder, LlmClient } from '@engram/ai';
 import { recallProtoPath } from '@engram/contracts';
 import { type CoAccessReader, type RankingConfig, type TenantTokens } from '@engram/core';
 import {
@@ -46,15 +46,23 @@ export function createRecallStack(options: {
   ranking?: RankingConfig;
   /** The event log Remember publishes to (absent: Remember answers FAILED_PRECONDITION). */
   publish?: PublishRecords | null;
+  /** The LLM of HyDE (hydeClientOf); absent: recall never uses HyDE. */
+  hyde?: LlmClient | null;
 }): RecallStack {
   const { client, indices, embedder } = options;
   const indexer = new RetrievalIndexer(indices, embedder, BulkWriter.forClient(client));
-  return recallStackOn(elasticsearchRecallStore(client, indices), embedder, options.ranking, {
-    publish: options.publish,
-    indexMemory: indexMemoryWith(indexer, () =>
-      client.indices.refresh({ index: indices.memories }),
-    ),
-  });
+  return recallStackOn(
+    elasticsearchRecallStore(client, indices),
+    embedder,
+    options.ranking,
+    {
+      publish: options.publish,
+      indexMemory: indexMemoryWith(indexer, () =>
+        client.indices.refresh({ index: indices.memories }),
+      ),
+    },
+    options.hyde ?? null,
+  );
 }
 
 /** The Nest module of the gRPC server around an existing RecallService. */
@@ -144,6 +152,8 @@ export interface RecallServerOptions extends RecallGrpcServerOptions {
   ranking?: RankingConfig;
   /** The event log Remember publishes to (absent: Remember answers FAILED_PRECONDITION). */
   publish?: PublishRecords | null;
+  /** The LLM of HyDE (hydeClientOf); absent: recall never uses HyDE. */
+  hyde?: LlmClient | null;
 }
 
 export interface RecallServerRuntime extends RecallStack {
@@ -172,6 +182,7 @@ export async function startRecallServer(
     embedder: options.embedder,
     ranking: options.ranking,
     publish: options.publish,
+    hyde: options.hyde ?? null,
   });
   try {
     const { app } = await serveRecallGrpc(stack, { ...options, url });

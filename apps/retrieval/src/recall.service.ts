@@ -1,8 +1,11 @@
-import type { Embedder } from '@engram/ai';
+import type { Embedder, LlmClient } from '@engram/ai';
 import type { Episode, PromptSubmitted } from '@engram/contracts';
 import {
   DEFAULT_RANKING_CONFIG,
+  errorMessage,
   explainScore,
+  hydeEnsemble,
+  hydePrompt,
   mergeTierHits,
   modelVector,
   parseRecallRequest,
@@ -10,6 +13,7 @@ import {
   rankMemories,
   rankTurns,
   resolveTemporalMode,
+  shouldUseHyde,
   turnProvenance,
   type MemoryFilter,
   type ModelVector,
@@ -36,6 +40,7 @@ import {
   type MemoryDocument,
   type TurnDocument,
 } from '@engram/elasticsearch';
+import { Logger } from '@nestjs/common';
 import type { AccessTracker } from './access-tracker';
 import type { RecallStore } from './recall-store';
 
@@ -55,6 +60,8 @@ export type RecallHit =
 
 export interface RecallTimings {
   embedMs: number;
+  /** Writing and embedding the hypothetical memory (0 when HyDE did not run). */
+  hydeMs: number;
   /** Candidate searches of every tier (run in parallel), including recent-session resolution. */
   searchMs: number;
   /** Fusion, scoring and merging (the pure core). */
@@ -68,6 +75,8 @@ export interface RecallAnswer {
   results: RecallHit[];
   /** The model the query was embedded with; only vectors of this model were compared. */
   embeddingModel: string;
+  /** The hypothetical memory searched with (HyDE), when the query alone found too little. */
+  hyde: { hypothetical: string } | null;
   timings: RecallTimings;
 }
 
@@ -78,6 +87,11 @@ export interface RecallServiceOptions {
   access?: AccessTracker | null;
   /** See DEFAULT_MIN_KNN_SIMILARITY; a model with another similarity scale needs its own. */
   minKnnSimilarity?: number;
+  /**
+   * HyDE (seed 002 §7): with an LLM, a query whose results are weak is searched again with the
+   * blend of its embedding and a hypothetical answer's. Null or absent: never.
+   */
+  hyde?: LlmClient | null;
 }
 
 /**
@@ -89,6 +103,9 @@ export interface RecallServiceOptions {
  * whatever their cosine: a lexical match is evidence on its own.
  */
 export const DEFAULT_MIN_KNN_SIMILARITY = 0.2;
+
+/** The hypothetical memory's length (seed 002 §7: maxTokens 150). */
+const HYDE_MAX_TOKENS = 150;
 
 /**
  * Candidates per list for a recall of k: over-fetched, because the core drops some (filters it
@@ -115,6 +132,8 @@ export class RecallService {
   private readonly clock: () => number;
   private readonly access: AccessTracker | null;
   private readonly minKnnSimilarity: number;
+  private readonly hyde: LlmClient | null;
+  private readonly logger = new Logger(RecallService.name);
 
   constructor(
     private readonly store: RecallStore,
@@ -125,6 +144,7 @@ export class RecallService {
     this.clock = options.clock ?? Date.now;
     this.access = options.access ?? null;
     this.minKnnSimilarity = options.minKnnSimilarity ?? DEFAULT_MIN_KNN_SIMILARITY;
+    this.hyde = options.hyde ?? null;
   }
 
   get embeddingModel(): string {
@@ -138,16 +158,24 @@ export class RecallService {
     const vector = await this.embedQuery(query.query);
     const embedded = performance.now();
     const temporal = await this.resolveTemporal(query);
-    const found = await Promise.all(
-      query.tiers.map((tier) => this.searchTier(tier, query, vector, temporal)),
+    const first = await this.searchAndRank(query, vector, temporal);
+    // A lexical-only recall (no embedding model) has nothing to blend the hypothesis into.
+    const weak = shouldUseHyde(
+      first.hits.map((hit) => hit.score.relevance),
+      { llmConfigured: this.hyde !== null, allowed: vector.dimension > 0 },
+      this.config,
     );
-    const searched = performance.now();
-    const now = this.clock();
-    const merged = mergeTierHits(
-      found.map((tier) => this.rankTier(tier, query, vector, temporal, now)),
-      query.k,
-    );
-    const ranked = performance.now();
+    const hydeStarted = performance.now();
+    const hypothetical = weak ? await this.hypothetical(query.query) : null;
+    const second = hypothetical
+      ? await this.searchAndRank(
+          query,
+          hydeEnsemble(vector, await this.embedQuery(hypothetical), this.config),
+          temporal,
+        )
+      : null;
+    const hydeMs = hypothetical ? performance.now() - hydeStarted - (second?.searchMs ?? 0) : 0;
+    const merged = (second ?? first).hits;
     const results = await this.withTurnEpisodes(query, merged);
     this.access?.record(
       results.flatMap((hit) =>
@@ -158,13 +186,52 @@ export class RecallService {
       query,
       results,
       embeddingModel: this.embedder.id,
+      hyde: hypothetical ? { hypothetical } : null,
       timings: {
         embedMs: embedded - started,
-        searchMs: searched - embedded,
-        rankMs: ranked - searched,
+        hydeMs,
+        searchMs: first.searchMs + (second?.searchMs ?? 0),
+        rankMs: first.rankMs + (second?.rankMs ?? 0),
         totalMs: performance.now() - started,
       },
     };
+  }
+
+  /** Candidates of every tier with this vector, ranked and merged into one list of k. */
+  private async searchAndRank(
+    query: RecallQuery,
+    vector: ModelVector,
+    temporal: TemporalConstraint | undefined,
+  ): Promise<{ hits: RecallHit[]; searchMs: number; rankMs: number }> {
+    const started = performance.now();
+    const found = await Promise.all(
+      query.tiers.map((tier) => this.searchTier(tier, query, vector, temporal)),
+    );
+    const searched = performance.now();
+    const now = this.clock();
+    const hits = mergeTierHits(
+      found.map((tier) => this.rankTier(tier, query, vector, temporal, now)),
+      query.k,
+    );
+    return { hits, searchMs: searched - started, rankMs: performance.now() - searched };
+  }
+
+  /**
+   * The memory that would answer the query, from the LLM; null when it cannot give one (an
+   * outage, a refusal, an empty answer): HyDE only ever improves a recall, it never fails one.
+   */
+  private async hypothetical(query: string): Promise<string | null> {
+    try {
+      const answer = await this.hyde!.complete({
+        messages: [{ role: 'user', content: hydePrompt(query) }],
+        maxTokens: HYDE_MAX_TOKENS,
+      });
+      const text = answer.text.trim();
+      return text === '' ? null : text;
+    } catch (error) {
+      this.logger.warn(`HyDE skipped, the recall uses the query alone: ${errorMessage(error)}`);
+      return null;
+    }
   }
 
   /**

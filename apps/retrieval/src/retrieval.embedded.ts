@@ -1,5 +1,5 @@
 import type { BulkResponse, BulkResponseItem } from '@elastic/elasticsearch/lib/api/types';
-import { createEmbedder, type Embedder } from '@engram/ai';
+import { createEmbedder, type Embedder, type LlmClient } from '@engram/ai';
 import type { PromptSubmitted } from '@engram/contracts';
 import {
   backoffDelayMs,
@@ -84,14 +84,19 @@ export function createEmbeddedRecallStack(options: {
   ranking?: RankingConfig;
   /** The event log Remember publishes to (absent: Remember answers FAILED_PRECONDITION). */
   publish?: PublishRecords | null;
+  /** The LLM of HyDE (hydeClientOf); absent: recall never uses HyDE. */
+  hyde?: LlmClient | null;
 }): RecallStack {
   const { store, embedder } = options;
   const writer = new BulkWriter(sqliteBulkSend(store));
   const indexer = new RetrievalIndexer(EMBEDDED_INDEX_NAMES, embedder, writer);
-  return recallStackOn(sqliteRecallStore(store), embedder, options.ranking, {
-    publish: options.publish,
-    indexMemory: indexMemoryWith(indexer),
-  });
+  return recallStackOn(
+    sqliteRecallStore(store),
+    embedder,
+    options.ranking,
+    { publish: options.publish, indexMemory: indexMemoryWith(indexer) },
+    options.hyde ?? null,
+  );
 }
 
 // ---- the bulk writer's transport, on SQLite ----

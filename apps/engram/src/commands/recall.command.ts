@@ -19,6 +19,7 @@ import {
 import { InvalidArgumentError, type Command } from 'commander';
 import { SqliteRetrievalStore } from '@engram/embedded';
 import { readFile } from 'node:fs/promises';
+import { hydeClientOf } from '../../../retrieval/src/recall-stack';
 import { createRecallStack, type RecallStack } from '../../../retrieval/src/recall.runtime';
 import {
   createEmbeddedRecallStack,
@@ -161,7 +162,8 @@ function emptyAnswer(service: RecallService, request: RecallRequestInput): Recal
     query: parseRecallRequest({ ...request, tenantId: 'none' }),
     results: [],
     embeddingModel: service.embeddingModel,
-    timings: { embedMs: 0, searchMs: 0, rankMs: 0, totalMs: 0 },
+    hyde: null,
+    timings: { embedMs: 0, hydeMs: 0, searchMs: 0, rankMs: 0, totalMs: 0 },
   };
 }
 
@@ -336,7 +338,11 @@ export function embeddedRecallDeps(store: SqliteRetrievalStore, stack: RecallSta
 async function recallEmbedded(options: RecallOptions): Promise<void> {
   const store = SqliteRetrievalStore.open({ dataDir: options.dataDir });
   const embedder = await embeddedEmbedder({ warn: (message) => console.error(message) });
-  const stack = createEmbeddedRecallStack({ store, embedder });
+  const stack = createEmbeddedRecallStack({
+    store,
+    embedder,
+    hyde: hydeClientOf(loadConfig().llm),
+  });
   try {
     await runRecallCommand(options, embeddedRecallDeps(store, stack));
   } finally {
@@ -350,7 +356,12 @@ async function recallDistributed(options: RecallOptions): Promise<void> {
   const config = loadConfig();
   const client = createElasticsearchClient(config.elasticsearch.url);
   const indices = retrievalIndexNames(config.topicPrefix);
-  const stack = createRecallStack({ client, indices, embedder: await createEmbedder() });
+  const stack = createRecallStack({
+    client,
+    indices,
+    embedder: await createEmbedder(),
+    hyde: hydeClientOf(config.llm),
+  });
   try {
     await runRecallCommand(options, elasticsearchRecallDeps(client, indices, stack.service));
   } catch (error) {

@@ -5,6 +5,7 @@ import type { Command } from 'commander';
 import { mkdirSync } from 'node:fs';
 import { DEFAULT_RECALL_GRPC_URL, serveRecallGrpc } from '../../../retrieval/src/recall.runtime';
 import { DistributedEngramModule } from '../distributed.module';
+import { hydeClientOf } from '../../../retrieval/src/recall-stack';
 import { createEmbeddedRecallStack } from '../../../retrieval/src/retrieval.embedded';
 import { startEmbeddedServices, type EmbeddedServices } from '../embedded-services';
 import { embeddedHookPublisher } from './hook.command';
@@ -92,6 +93,7 @@ async function serveEmbeddedGrpc(
     store: services.retrieval.store,
     embedder: services.retrieval.embedder,
     publish: events.publish,
+    hyde: hydeClientOf(config.llm),
   });
   const close = async () => {
     await stack.access.close();
