@@ -4,6 +4,7 @@ import {
   encodeStateJson,
   type DetectorState,
   type Scratchpad,
+  type SeenEventsState,
 } from '@engram/core';
 import type { SessionFacts } from './session-facts';
 
@@ -34,6 +35,27 @@ export interface SessionRecord {
   facts: SessionFacts;
   pending: PendingLifecycle[];
   scratchpadId: string;
+  /** The events applied to this run of the session (absent in records written before it). */
+  seen?: SeenEventsState;
+}
+
+/**
+ * The changelog record of a session that ended (key `ended:<sessionId>`): the ids of its events,
+ * so that the same events published again are ignored, until `endedSessionRetentionMs` of stream
+ * time after `lastActivityAt` (then a tombstone). A resumed session (new ids) runs as a new
+ * session record beside it; when that run ends, its ids join this record.
+ */
+export interface EndedSessionRecord {
+  v: 1;
+  kind: 'ended';
+  sessionId: string;
+  partition: number;
+  tenantId: string;
+  projectId: string;
+  /** The latest event time of the session's runs: the retention counts from it. */
+  lastActivityAt: number;
+  endedAt: number | null;
+  seen: SeenEventsState;
 }
 
 /** The changelog record of a scratchpad (key `scratchpad:<scratchpadId>`), core JSON as it is. */
@@ -44,10 +66,11 @@ export interface ScratchpadRecord {
   pad: Scratchpad;
 }
 
-export type ObserverRecord = SessionRecord | ScratchpadRecord;
+export type ObserverRecord = SessionRecord | ScratchpadRecord | EndedSessionRecord;
 
 export const sessionKey = (sessionId: string) => `session:${sessionId}`;
 export const scratchpadKey = (scratchpadId: string) => `scratchpad:${scratchpadId}`;
+export const endedSessionKey = (sessionId: string) => `ended:${sessionId}`;
 
 export const encodeRecord = (record: ObserverRecord): Buffer => encodeStateJson(record);
 export const decodeRecord = (value: Buffer): ObserverRecord =>

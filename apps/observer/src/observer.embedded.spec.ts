@@ -123,4 +123,28 @@ describe('observer on the embedded log and graph', () => {
     expect(log.endOffsets(DEFAULT_OBSERVER_TOPICS.memories)).toEqual(endsBefore);
     expect(await graph.topCoAccessNeighbours({ ...ACME, path: TOKEN, k: 5 })).toEqual(neighbours);
   });
+
+  it('should ignore the events of ended sessions published again', async () => {
+    const { calls, lifecycle, events } = recording();
+    const observer = await start();
+    const codecs = observerCodecs(DEFAULT_OBSERVER_TOPICS);
+    const port = new SqliteEventLogAdapter(log);
+    await port.publish(codecs.toolCalls, calls.flat());
+    await port.publish(codecs.lifecycle, lifecycle);
+    await settled(observer, events);
+    const memoriesBefore = log.endOffsets(DEFAULT_OBSERVER_TOPICS.memories);
+    const stateBefore = log.latestByKey(DEFAULT_OBSERVER_TOPICS.projectState, [0, 1, 2]);
+    const neighbours = await graph.topCoAccessNeighbours({ ...ACME, path: TOKEN, k: 5 });
+
+    // The hook's spool sends everything again: same events, same ids.
+    await port.publish(codecs.toolCalls, calls.flat());
+    await port.publish(codecs.lifecycle, lifecycle);
+    await settled(observer, 2 * events);
+    await observer.stop();
+
+    expect(observer.stage.counters.duplicates).toBe(events);
+    expect(log.endOffsets(DEFAULT_OBSERVER_TOPICS.memories)).toEqual(memoriesBefore);
+    expect(log.latestByKey(DEFAULT_OBSERVER_TOPICS.projectState, [0, 1, 2])).toEqual(stateBefore);
+    expect(await graph.topCoAccessNeighbours({ ...ACME, path: TOKEN, k: 5 })).toEqual(neighbours);
+  });
 });

@@ -1,9 +1,19 @@
 import type { LifecycleEvent, Typed } from '@engram/contracts';
-import { DownstreamUnavailableError, observerSettings, pairKeyOf } from '@engram/core';
-import type { AnyStageOutput, Delivered, RawStageOutput } from '@engram/kafka';
+import {
+  DownstreamUnavailableError,
+  observerSettings,
+  pairKeyOf,
+  type ObserverSettings,
+} from '@engram/core';
+import type { AnyStageOutput, Delivered, RawStageOutput, StageOutput } from '@engram/kafka';
 import type { ObserverGraphBatch, ObserverGraphWriter } from '@engram/neo4j';
 import { describe, expect, it } from 'vitest';
-import { decodeRecord, type ScratchpadRecord, type SessionRecord } from './observer-records';
+import {
+  decodeRecord,
+  type EndedSessionRecord,
+  type ScratchpadRecord,
+  type SessionRecord,
+} from './observer-records';
 import { DEFAULT_OBSERVER_TOPICS, ObserverStage, type ToolCallPositions } from './observer.stage';
 import {
   ACME,
@@ -14,6 +24,7 @@ import {
   rememberRequested,
   sessionCalls,
   sessionEnded,
+  sessionStarted,
   T0,
 } from './testing/observer-events';
 
@@ -36,11 +47,12 @@ function harness(
   log = new Map<string, Buffer>(),
   positions: Partial<ToolCallPositions> = {},
   sessionIdleMs?: number,
+  settings: Partial<ObserverSettings> = {},
 ) {
   const writer = new FakeWriter();
   let restores = 0;
   const stage = new ObserverStage(DEFAULT_OBSERVER_TOPICS, {
-    settings: observerSettings(),
+    settings: observerSettings(settings),
     restore: () => {
       restores += 1;
       return Promise.resolve(new Map(log));
@@ -187,7 +199,8 @@ describe('ObserverStage', () => {
 
     expect(stage.pendingLifecycle).toBe(0);
     expect(stage.counters.sessionsEnded).toBe(1);
-    expect([...log.keys()]).toEqual([]);
+    // What stays is the ended session's event ids, to recognise its events if they come again.
+    expect([...log.keys()]).toEqual(['ended:s2']);
     const last = writer.batches[writer.batches.length - 1];
     expect(last.sessions[0]).toMatchObject({ sessionId: 's2', endedAt: T0 + 60_000 });
     // The failing test never passed: the end closes it as an unresolved error_retry.
@@ -257,5 +270,106 @@ describe('ObserverStage', () => {
     commit(await stage.toolCallStage.transform(delivered(calls)));
     expect(stage.counters.rejectedPaths).toBe(2);
     expect(writer.batches[0].touches.map((t) => t.path)).toEqual([A]);
+  });
+
+  it('should ignore an ended session delivered again, also after a restart', async () => {
+    const first = harness(new Map(), { endOffset: () => Promise.resolve(3) });
+    first.commit(await first.stage.toolCallStage.transform(delivered(SESSION_2)));
+    const end = sessionEnded(ACME, 's2', T0 + 60_000);
+    first.commit(await first.stage.lifecycleStage.transform(delivered([end])));
+    expect(first.stage.counters.sessionsEnded).toBe(1);
+    const ended = decodeRecord(first.log.get('ended:s2')!) as EndedSessionRecord;
+    expect(ended.seen.ids).toEqual([...SESSION_2.map((call) => call.eventId), end.eventId]);
+
+    // Restarted: the ended session is restored with the partition, and its events come again.
+    const { stage, writer, log, commit } = harness(new Map(first.log), {
+      endOffset: () => Promise.resolve(6),
+    });
+    const before = new Map(log);
+    const calls = await stage.toolCallStage.transform(delivered(SESSION_2, 3));
+    const lifecycle = await stage.lifecycleStage.transform(delivered([end], 1));
+    for (const outputs of [calls, lifecycle]) {
+      expect(changelogOf(outputs).messages).toEqual([]);
+      expect((outputs[1] as StageOutput<unknown>).events).toEqual([]);
+    }
+    commit(calls);
+    commit(lifecycle);
+    expect(writer.batches).toEqual([]);
+    expect(log).toEqual(before);
+    expect(stage.counters).toMatchObject({
+      duplicates: SESSION_2.length + 1,
+      signals: 0,
+      sessionsEnded: 0,
+    });
+    expect(stage.openSessions).toBe(0);
+    expect(stage.endedSessionsKept).toBe(1);
+  });
+
+  it('should observe a resumed session (new ids) and remember both runs when it ends', async () => {
+    const { stage, writer, log, commit } = harness(new Map(), {
+      endOffset: () => Promise.resolve(0),
+    });
+    const end = sessionEnded(ACME, 's2', T0 + 60_000);
+    commit(await stage.toolCallStage.transform(delivered(SESSION_2)));
+    commit(await stage.lifecycleStage.transform(delivered([end])));
+    const batches = writer.batches.length;
+
+    const at = T0 + 3_600_000;
+    const resumed = sessionCalls(ACME, 's2', [read(C), edit(C)], at).map((call) => ({
+      ...call,
+      eventId: `s2:resumed:${call.stepIndex}`,
+    }));
+    const start = { ...sessionStarted(ACME, 's2', at - 1_000), eventId: 's2:resumed:start' };
+    commit(await stage.lifecycleStage.transform(delivered([start], 1)));
+    commit(await stage.toolCallStage.transform(delivered(resumed, 3)));
+    expect(stage.counters.duplicates).toBe(0);
+    expect(stage.openSessions).toBe(1);
+    const observed = writer.batches.slice(batches);
+    expect(observed.at(-1)!.touches.map((t) => t.path)).toEqual([C]);
+    expect(observed.at(-1)!.sessions).toEqual([
+      expect.objectContaining({ sessionId: 's2', toolCalls: 2, endedAt: null }),
+    ]);
+
+    // The first run's events, re-sent during the second run, are still duplicates.
+    commit(await stage.toolCallStage.transform(delivered(SESSION_2, 5)));
+    expect(stage.counters.duplicates).toBe(SESSION_2.length);
+
+    const resumedEnd = { ...sessionEnded(ACME, 's2', at + 60_000), eventId: 's2:resumed:end' };
+    commit(await stage.lifecycleStage.transform(delivered([resumedEnd], 2)));
+    expect(stage.counters.sessionsEnded).toBe(2);
+    expect([...log.keys()]).toEqual(['ended:s2']);
+    const ended = decodeRecord(log.get('ended:s2')!) as EndedSessionRecord;
+    expect(ended.seen.ids).toEqual([
+      ...SESSION_2.map((call) => call.eventId),
+      end.eventId,
+      start.eventId,
+      ...resumed.map((call) => call.eventId),
+      resumedEnd.eventId,
+    ]);
+    expect(ended).toMatchObject({ lastActivityAt: at + 60_000, endedAt: at + 60_000 });
+  });
+
+  it('should forget an ended session after endedSessionRetentionMs of stream time', async () => {
+    const { stage, log, commit } = harness(
+      new Map(),
+      { endOffset: () => Promise.resolve(0) },
+      undefined,
+      { endedSessionRetentionMs: 3_600_000 },
+    );
+    commit(await stage.toolCallStage.transform(delivered(SESSION_2)));
+    commit(
+      await stage.lifecycleStage.transform(delivered([sessionEnded(ACME, 's2', T0 + 60_000)])),
+    );
+    // Another session moves the stream on, to just before the window closes: kept.
+    const other = sessionCalls(ACME, 's5', [read(A)], T0 + 60_000 + 3_599_999);
+    commit(await stage.toolCallStage.transform(delivered(other, 3)));
+    commit(await stage.sweep());
+    expect(log.has('ended:s2')).toBe(true);
+    const more = sessionCalls(ACME, 's5', [read(A), read(B)], T0 + 60_000 + 3_599_999).slice(1);
+    commit(await stage.toolCallStage.transform(delivered(more, 4)));
+    commit(await stage.sweep());
+    expect(log.has('ended:s2')).toBe(false);
+    expect(stage.endedSessionsKept).toBe(0);
+    expect(stage.counters.endedSessionsForgotten).toBe(1);
   });
 });

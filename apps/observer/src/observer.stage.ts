@@ -3,23 +3,27 @@ import {
   addCommit,
   consolidationCandidates,
   addNote,
+  endedSessionExpired,
   addSignals,
   expireIdle,
   markConsolidated,
   markPromoted,
   newScratchpad,
+  newSeenEvents,
   onSessionEnded,
   onSubtaskValidated,
   onValidationFailed,
   onValidationPassed,
   promotableOf,
   scratchpadIdOf,
+  SeenEvents,
   SessionSignalDetector,
   setComplexity,
   type ObserverSettings,
   type ObserverSignal,
   type PromotionTrigger,
   type Scratchpad,
+  type SeenEvent,
   CommittedChangelog,
 } from '@engram/core';
 import type {
@@ -40,8 +44,10 @@ import { Logger } from '@nestjs/common';
 import {
   decodeRecord,
   encodeRecord,
+  endedSessionKey,
   scratchpadKey,
   sessionKey,
+  type EndedSessionRecord,
   type ObserverRecord,
   type SessionRecord,
 } from './observer-records';
@@ -112,13 +118,29 @@ interface SessionIndexEntry {
   pending: number;
 }
 
+/** What the stage keeps in memory of each ended session's record, to drop it in time. */
+interface EndedIndexEntry {
+  partition: number;
+  lastActivityAt: number;
+}
+
 /** A session as one transaction works on it. */
 interface WorkingSession {
   record: SessionRecord;
   detector: SessionSignalDetector;
+  /** The events applied to this run (changes `record.seen`). */
+  seen: SeenEvents;
   changes: FactChanges;
   changed: boolean;
   ended: boolean;
+}
+
+/** An ended session's record as one transaction works on it. */
+interface WorkingEnded {
+  record: EndedSessionRecord;
+  seen: SeenEvents;
+  changed: boolean;
+  removed: boolean;
 }
 
 interface WorkingPad {
@@ -132,6 +154,8 @@ interface WorkingPad {
 class Work {
   readonly sessions = new Map<string, WorkingSession>();
   readonly pads = new Map<string, WorkingPad>();
+  /** Ended sessions' records loaded (null: none), by sessionId. */
+  readonly ended = new Map<string, WorkingEnded | null>();
   /** Tool-calls partitions consumed up to (exclusive) by this batch. */
   readonly consumed = new Map<number, number>();
   /** For the project stage, by project key. */
@@ -152,7 +176,8 @@ interface StagedWrite {
   partition: number;
   key: string;
   value: Buffer | null;
-  index: SessionIndexEntry | null;
+  /** For `session:` keys: the index entry (null: gone); for `ended:` keys: the ended entry. */
+  index: SessionIndexEntry | EndedIndexEntry | null;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -176,6 +201,8 @@ export class ObserverStage {
   private readonly logger = new Logger(ObserverStage.name);
   private readonly committedRecords: CommittedChangelog<ObserverRecord>;
   private readonly index = new Map<string, SessionIndexEntry>();
+  /** Ended sessions whose event ids are still kept (changelog key `ended:<sessionId>`). */
+  private readonly endedIndex = new Map<string, EndedIndexEntry>();
   private owned = new Set<number>();
   private readonly toolCallsConsumed = new Map<number, number>();
   private staged: StagedWrite[] = [];
@@ -196,6 +223,8 @@ export class ObserverStage {
     graphBatches: 0,
     sessionsEnded: 0,
     sessionsExpired: 0,
+    /** Ended sessions' records dropped after `endedSessionRetentionMs`. */
+    endedSessionsForgotten: 0,
     promotionTriggers: 0,
     /** ProjectWork records committed for the project stage. */
     projectWorks: 0,
@@ -218,6 +247,11 @@ export class ObserverStage {
   /** Sessions in committed state. */
   get openSessions(): number {
     return this.index.size;
+  }
+
+  /** Ended sessions whose events are still recognised if they come again. */
+  get endedSessionsKept(): number {
+    return this.endedIndex.size;
   }
 
   /** Lifecycle events still waiting for their sessions' tool calls. */
@@ -286,16 +320,31 @@ export class ObserverStage {
       const session = this.loadSession(work, sessionId, entry.partition);
       if (session && !session.ended) this.expire(work, session);
     }
+    for (const [sessionId, entry] of this.endedIndex) {
+      if (!endedSessionExpired(entry.lastActivityAt, this.streamTime, this.options.settings)) {
+        continue;
+      }
+      const ended = this.loadEnded(work, sessionId, entry.partition);
+      if (ended && !ended.removed) {
+        ended.removed = true;
+        this.counters.endedSessionsForgotten += 1;
+      }
+    }
     return this.finish(work);
   }
 
   committed(): void {
     for (const write of this.staged) {
       this.committedRecords.apply(write.partition, write.key, write.value);
-      if (!write.key.startsWith('session:')) continue;
-      const sessionId = write.key.slice('session:'.length);
-      if (write.index === null) this.index.delete(sessionId);
-      else this.index.set(sessionId, write.index);
+      if (write.key.startsWith('session:')) {
+        const sessionId = write.key.slice('session:'.length);
+        if (write.index === null) this.index.delete(sessionId);
+        else this.index.set(sessionId, write.index as SessionIndexEntry);
+      } else if (write.key.startsWith('ended:')) {
+        const sessionId = write.key.slice('ended:'.length);
+        if (write.index === null) this.endedIndex.delete(sessionId);
+        else this.endedIndex.set(sessionId, write.index);
+      }
     }
     this.counters.projectWorks += this.stagedProjectWorks;
     for (const [partition, offset] of this.stagedConsumed) {
@@ -343,6 +392,10 @@ export class ObserverStage {
   private onToolCall(work: Work, item: Delivered<Typed<'ToolCallObserved'>>): void {
     const call: ToolCallObserved = item.event;
     this.counters.toolCalls += 1;
+    if (this.seenBefore(work, call, item.partition)) {
+      this.counters.duplicates += 1;
+      return;
+    }
     const session = this.sessionOf(work, call, item.partition);
     const result = session.detector.observe({
       ...call,
@@ -354,6 +407,7 @@ export class ObserverStage {
       this.counters.duplicates += 1;
       return;
     }
+    session.seen.add(call);
     session.changed = true;
     this.noteActivity(session, call.timestamp);
     this.applySignals(work, session, result.signals, call.timestamp);
@@ -361,9 +415,31 @@ export class ObserverStage {
 
   private onLifecycle(work: Work, item: Delivered<LifecycleEvent>, untilToolCalls: number): void {
     this.counters.lifecycleEvents += 1;
+    if (this.seenBefore(work, item.event, item.partition)) {
+      this.counters.duplicates += 1;
+      return;
+    }
     const session = this.sessionOf(work, item.event, item.partition);
+    session.seen.add(item.event);
     session.record.pending.push({ event: item.event, untilToolCalls });
     session.changed = true;
+  }
+
+  /**
+   * Whether the event was applied before: to the session's current run, or to a run that ended
+   * less than `endedSessionRetentionMs` ago (its events published again — a hook's spool
+   * re-sending, a re-import — must not start the session over, SPEC §11). A resumed session's
+   * new events are not: they start a new run of the same session id.
+   */
+  private seenBefore(
+    work: Work,
+    event: SeenEvent & { sessionId: string },
+    partition: number,
+  ): boolean {
+    const live = this.loadSession(work, event.sessionId, partition);
+    if (live?.seen.has(event)) return true;
+    const ended = this.loadEnded(work, event.sessionId, partition);
+    return ended !== null && !ended.removed && ended.seen.has(event);
   }
 
   /** Applies, in order, the lifecycle events of the partition's sessions whose time has come. */
@@ -558,6 +634,7 @@ export class ObserverStage {
       if (gone) {
         const pad = work.pads.get(record.scratchpadId) ?? this.padOf(work, session);
         pad.removed = true;
+        this.keepEnded(work, session);
       }
       staged.push({
         partition: record.partition,
@@ -570,6 +647,18 @@ export class ObserverStage {
               lastActivityAt: record.lastActivityAt,
               pending: record.pending.length,
             },
+      });
+    }
+    for (const ended of work.ended.values()) {
+      if (!ended || (!ended.changed && !ended.removed)) continue;
+      const { record } = ended;
+      staged.push({
+        partition: record.partition,
+        key: endedSessionKey(record.sessionId),
+        value: ended.removed ? null : encodeRecord(record),
+        index: ended.removed
+          ? null
+          : { partition: record.partition, lastActivityAt: record.lastActivityAt },
       });
     }
     for (const [scratchpadId, pad] of work.pads) {
@@ -640,6 +729,7 @@ export class ObserverStage {
       facts: emptyFacts(),
       pending: [],
       scratchpadId: scratchpadIdOf(event, null),
+      seen: newSeenEvents(),
     };
     const detector = SessionSignalDetector.start(
       event,
@@ -647,7 +737,14 @@ export class ObserverStage {
       this.options.settings,
     );
     record.detector = detector.snapshot();
-    const session = { record, detector, changes: noChanges(), changed: true, ended: false };
+    const session: WorkingSession = {
+      record,
+      detector,
+      seen: SeenEvents.of(record.seen!, this.options.settings),
+      changes: noChanges(),
+      changed: true,
+      ended: false,
+    };
     work.sessions.set(event.sessionId, session);
     return session;
   }
@@ -658,15 +755,74 @@ export class ObserverStage {
     const bytes = this.committedRecords.get(partition, sessionKey(sessionId));
     if (!bytes) return null;
     const record = decodeRecord(bytes) as SessionRecord;
+    // A record from before `seen` existed: the detector's recent calls are what it knows.
+    record.seen ??= {
+      ids: [...record.detector.recentEventIds],
+      times: record.detector.recentEventIds.map(() => record.lastActivityAt),
+      droppedThrough: null,
+    };
     const session: WorkingSession = {
       record,
       detector: SessionSignalDetector.restore(record.detector, this.options.settings),
+      seen: SeenEvents.of(record.seen, this.options.settings),
       changes: noChanges(),
       changed: false,
       ended: false,
     };
     work.sessions.set(sessionId, session);
     return session;
+  }
+
+  /** The ended session's record: from this transaction, the committed bytes, or null. */
+  private loadEnded(work: Work, sessionId: string, partition: number): WorkingEnded | null {
+    const working = work.ended.get(sessionId);
+    if (working !== undefined) return working;
+    const bytes = this.committedRecords.get(partition, endedSessionKey(sessionId));
+    let ended: WorkingEnded | null = null;
+    if (bytes) {
+      const record = decodeRecord(bytes) as EndedSessionRecord;
+      ended = {
+        record,
+        seen: SeenEvents.of(record.seen, this.options.settings),
+        changed: false,
+        removed: false,
+      };
+    }
+    work.ended.set(sessionId, ended);
+    return ended;
+  }
+
+  /**
+   * The session's run is over and its state goes: its event ids join the session's ended record
+   * (created, or extended for a resumed session), kept for `endedSessionRetentionMs`.
+   */
+  private keepEnded(work: Work, session: WorkingSession): void {
+    const { record } = session;
+    let ended = this.loadEnded(work, record.sessionId, record.partition);
+    if (!ended || ended.removed) {
+      const fresh: EndedSessionRecord = {
+        v: 1,
+        kind: 'ended',
+        sessionId: record.sessionId,
+        partition: record.partition,
+        tenantId: record.tenantId,
+        projectId: record.projectId,
+        lastActivityAt: record.lastActivityAt,
+        endedAt: record.endedAt,
+        seen: newSeenEvents(),
+      };
+      ended = {
+        record: fresh,
+        seen: SeenEvents.of(fresh.seen, this.options.settings),
+        changed: true,
+        removed: false,
+      };
+      work.ended.set(record.sessionId, ended);
+    }
+    ended.seen.addAll(record.seen!);
+    ended.record.lastActivityAt = Math.max(ended.record.lastActivityAt, record.lastActivityAt);
+    ended.record.endedAt = record.endedAt ?? ended.record.endedAt;
+    ended.changed = true;
   }
 
   private padOf(work: Work, session: WorkingSession): WorkingPad {
@@ -709,6 +865,14 @@ export class ObserverStage {
   private async ensureRestored(partition: number): Promise<void> {
     this.owned.add(partition);
     await this.committedRecords.ensure(partition, (_key, record) => {
+      if (record.kind === 'ended') {
+        this.endedIndex.set(record.sessionId, {
+          partition,
+          lastActivityAt: record.lastActivityAt,
+        });
+        this.streamTime = Math.max(this.streamTime, record.lastActivityAt);
+        return;
+      }
       if (record.kind !== 'session') return;
       this.index.set(record.sessionId, {
         partition,
@@ -724,6 +888,9 @@ export class ObserverStage {
     this.toolCallsConsumed.delete(partition);
     for (const [sessionId, entry] of [...this.index]) {
       if (entry.partition === partition) this.index.delete(sessionId);
+    }
+    for (const [sessionId, entry] of [...this.endedIndex]) {
+      if (entry.partition === partition) this.endedIndex.delete(sessionId);
     }
   }
 }

@@ -8,6 +8,7 @@ import {
   type RawStageOutput,
   type StageOutput,
 } from '@engram/kafka';
+import type { ObserverGraphBatch } from '@engram/neo4j';
 import { Type, type Schema } from 'avsc';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_OBSERVER_TOPICS, ObserverStage } from './observer.stage';
@@ -22,6 +23,7 @@ import {
   rememberRequested,
   sessionCalls,
   sessionEnded,
+  sessionStarted,
   subtaskValidated,
   T0,
   validationPassed,
@@ -62,10 +64,16 @@ function pipeline() {
   const settings = observerSettings();
   const sessionLog = new Map<string, Buffer>();
   const projectLog = new Map<string, Buffer>();
+  const graph: ObserverGraphBatch[] = [];
   const observer = new ObserverStage(DEFAULT_OBSERVER_TOPICS, {
     settings,
     restore: () => Promise.resolve(new Map(sessionLog)),
-    writer: { write: () => Promise.resolve() },
+    writer: {
+      write: (batch) => {
+        graph.push(structuredClone(batch));
+        return Promise.resolve();
+      },
+    },
     positions: {
       endOffset: () => Promise.resolve(0),
       committedOffsets: (partitions) => Promise.resolve(new Map(partitions.map((p) => [p, 0]))),
@@ -105,8 +113,10 @@ function pipeline() {
     }
   };
   return {
+    observer,
     promotion,
     projectLog,
+    graph,
     work,
     memories,
     delivered,
@@ -139,14 +149,21 @@ function episodeOf(sessionId: string): Typed<'Episode'> {
   } as Typed<'Episode'>;
 }
 
-async function validatedSession(p: ReturnType<typeof pipeline>, index: number, note?: string) {
+/** Session `s<index>`'s events: WORK, an optional note, validation passed, session ended. */
+function validatedSessionEvents(index: number, note?: string) {
   const sessionId = `s${index}`;
   const at = T0 + index * HOUR;
-  await p.calls(sessionCalls(ACME, sessionId, WORK, at));
+  const calls = sessionCalls(ACME, sessionId, WORK, at);
   const lifecycle: LifecycleEvent[] = [];
   if (note) lifecycle.push(rememberRequested(ACME, sessionId, at + 30_000, note));
   lifecycle.push(validationPassed(ACME, sessionId, at + 40_000));
   lifecycle.push(sessionEnded(ACME, sessionId, at + 60_000));
+  return { calls, lifecycle };
+}
+
+async function validatedSession(p: ReturnType<typeof pipeline>, index: number, note?: string) {
+  const { calls, lifecycle } = validatedSessionEvents(index, note);
+  await p.calls(calls);
   await p.lifecycle(lifecycle);
   await p.promote();
 }
@@ -261,5 +278,61 @@ describe('ProjectPromotionStage', () => {
       outputs.flatMap((o) => ('codec' in o ? (o.events as Memory[]) : []));
     expect(memoriesOf(again)).toEqual(memoriesOf(first));
     expect((again[1] as RawStageOutput).messages).toEqual((first[1] as RawStageOutput).messages);
+  });
+
+  it('should ignore an ended session published again, yet observe the same session resumed', async () => {
+    const p = pipeline();
+    await validatedSession(p, 0);
+    await validatedSession(p, 1, 'Always run `npm run migrate` before the auth tests');
+    const memories = p.memories.length;
+    const projectState = new Map(p.projectLog);
+    const graphBatches = p.graph.length;
+    const duplicates = p.observer.counters.duplicates;
+
+    // The hook's spool re-sends the whole of session s1 (same eventIds) after it ended.
+    const { calls, lifecycle } = validatedSessionEvents(
+      1,
+      'Always run `npm run migrate` before the auth tests',
+    );
+    await p.calls(calls);
+    await p.lifecycle(lifecycle);
+    await p.promote();
+
+    expect(p.observer.counters.duplicates - duplicates).toBe(calls.length + lifecycle.length);
+    expect(p.memories.slice(memories)).toEqual([]);
+    expect(p.projectLog).toEqual(projectState);
+    expect(p.graph.slice(graphBatches)).toEqual([]);
+    expect(p.observer.openSessions).toBe(0);
+
+    // Claude Code --resume: the same session id goes on, after a new SessionStarted, with new ids.
+    const at = T0 + 5 * HOUR;
+    const resumed = sessionCalls(ACME, 's1', WORK, at).map((call) => ({
+      ...call,
+      eventId: `s1:resumed:call:${call.stepIndex}`,
+      promptId: 2,
+    }));
+    await p.lifecycle([{ ...sessionStarted(ACME, 's1', at - 1_000), eventId: 's1:resumed:start' }]);
+    await p.calls(resumed);
+    await p.lifecycle([
+      validationPassed(ACME, 's1', at + 40_000),
+      { ...sessionEnded(ACME, 's1', at + 60_000), eventId: 's1:resumed:end' },
+    ]);
+    await p.promote();
+
+    expect(p.observer.counters.duplicates - duplicates).toBe(calls.length + lifecycle.length);
+    const observed = p.graph.slice(graphBatches);
+    expect(observed.flatMap((batch) => batch.sessions.map((s) => s.sessionId))).toContain('s1');
+    expect(observed.at(-1)!.sessions).toEqual([
+      expect.objectContaining({ sessionId: 's1', toolCalls: WORK.length, endedAt: at + 60_000 }),
+    ]);
+    expect(p.projectLog).not.toEqual(projectState);
+    // Its work is the third time the project sees the failing test: promoted now.
+    expect(p.memories.slice(memories).map((m) => m.memoryType)).toContain('error_pattern');
+
+    // The resumed run's events, published again in turn, are duplicates too.
+    const again = p.graph.length;
+    await p.calls(resumed);
+    await p.promote();
+    expect(p.graph.length).toBe(again);
   });
 });

@@ -10,6 +10,7 @@ export { cloneDetectorState, newDetectorState } from './detector-state';
 export type { ObservedToolCall } from './observed-call';
 export * from './session-signal-detector';
 export * from './session-summary';
+export * from './seen-events';
 export { gitRevertTarget } from './revert-detection';
 export { pairKeyOf } from './co-access-detection';
 export * from './co-access-graph';

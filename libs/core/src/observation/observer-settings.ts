@@ -69,6 +69,19 @@ export interface ObserverSettings {
   scratchpadIdleMs: number;
   /** Sessions kept in the project statistics (bounded: they live in one state record). */
   maxSessionSummaries: number;
+  /**
+   * How long (stream time after its last activity) an ended session's event ids are kept, so its
+   * events published again (a hook's spool re-sending, a re-import) are ignored as duplicates.
+   * Chosen: a week, well past any retry of the hook's spool, and inside the 30 days the hook keeps
+   * a session's counters (a session resumed later gets new ids either way).
+   */
+  endedSessionRetentionMs: number;
+  /**
+   * Event ids kept per session (live or ended); beyond it the oldest go, and an unknown event
+   * older than the newest dropped one counts as a duplicate. Chosen: a long Claude Code session
+   * has a few thousand events; 5 000 uuids and times are ~270 KB, well inside a Kafka record.
+   */
+  maxSessionEventIds: number;
 }
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -115,6 +128,8 @@ export const DEFAULT_OBSERVER_SETTINGS: Readonly<ObserverSettings> = Object.free
   unvalidatedConfidenceFactor: 0.6,
   scratchpadIdleMs: 7 * DAY,
   maxSessionSummaries: 500,
+  endedSessionRetentionMs: 7 * DAY,
+  maxSessionEventIds: 5_000,
 });
 
 /** The defaults with overrides; impossible values fail here, with the fix in the message. */
@@ -128,6 +143,16 @@ export function observerSettings(overrides: Partial<ObserverSettings> = {}): Obs
   if (settings.sequenceLengths.some((n) => !Number.isInteger(n) || n < 2)) {
     throw new MisconfigurationError(
       `observer sequenceLengths must be integers >= 2, got [${settings.sequenceLengths.join(', ')}]`,
+    );
+  }
+  if (!Number.isFinite(settings.endedSessionRetentionMs) || settings.endedSessionRetentionMs < 0) {
+    throw new MisconfigurationError(
+      `observer endedSessionRetentionMs must be a duration in ms >= 0, got ${settings.endedSessionRetentionMs}`,
+    );
+  }
+  if (!Number.isInteger(settings.maxSessionEventIds) || settings.maxSessionEventIds < 1) {
+    throw new MisconfigurationError(
+      `observer maxSessionEventIds must be an integer >= 1, got ${settings.maxSessionEventIds}`,
     );
   }
   return settings;
