@@ -1,12 +1,32 @@
+import type { Client } from '@elastic/elasticsearch';
 import { createEmbedder, percentile as nearestRank, type Embedder } from '@engram/ai';
-import type { Memory, MemoryType } from '@engram/contracts';
-import { errorMessage, NO_MEMORY_DETAILS } from '@engram/core';
+import { recallProtoPath, type Memory, type MemoryType } from '@engram/contracts';
+import { errorMessage, modelVector, NO_MEMORY_DETAILS } from '@engram/core';
 import { SqliteRetrievalStore, type RetrievalStoreOperation } from '@engram/embedded';
-import { memoryDocument, withEmbedding } from '@engram/elasticsearch';
+import {
+  BulkWriter,
+  createElasticsearchClient,
+  ensureRetrievalIndices,
+  memoryDocument,
+  retrievalIndexNames,
+  withEmbedding,
+  type BulkOperation,
+  type RetrievalIndexNames,
+} from '@engram/elasticsearch';
+import {
+  credentials,
+  loadPackageDefinition,
+  type Client as GrpcClient,
+  type ServiceError,
+} from '@grpc/grpc-js';
+import { loadSync } from '@grpc/proto-loader';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { RecallService } from '../../../retrieval/src/recall.service';
+import { startRecallServer } from '../../../retrieval/src/recall.runtime';
+import { RecallService, type RecallTimings } from '../../../retrieval/src/recall.service';
+import { progressBar } from '../progress';
 import { random } from './bench-observe';
 
 // `engram bench recall --embedded`: RecallService (the real ranking path) on the SQLite store at
@@ -459,6 +479,507 @@ export function formatRecallBench(result: RecallBench): string {
   );
   lines.push(
     `${result.queries} queries per size, ${result.corpus}, ${result.cores} cores; target p99 ≤ 10 ms at 100,000`,
+  );
+  return lines.join('\n');
+}
+
+// ---- `engram bench recall --distributed` ------------------------------------------------------
+//
+// The same synthetic corpus, bulk-written into fresh Elasticsearch indices (a unique prefix per
+// run and size, deleted at the end, also on failure), then Recall over real gRPC: a @grpc/grpc-js
+// client against the real recall server (startRecallServer) on a free loopback port, in this
+// process. Each query is embedded by the real MiniLM model when it is installed — its vector is
+// thrown away and the query's synthetic vector used instead, so that kNN compares vectors of one
+// space — so the query-embedding share is the real model's. The server's RecallTimings give the
+// shares of query embedding, Elasticsearch (the candidate searches: HTTP round trips and parsing
+// included) and fusion/ranking; the rest is the gRPC round trip and the server's own work.
+
+/** Recall targets of issue #5, at 100k memories. */
+export const DISTRIBUTED_RECALL_TARGETS = { p50Ms: 15, p99Ms: 50, atMemories: 100_000 } as const;
+
+/** Warm-up queries before each measured run (connection, JIT, Elasticsearch caches). */
+const WARMUP_QUERIES = 10;
+
+/** Memories per bulk write call (the writer splits it into requests of ≤ 500 operations). */
+const INDEX_BATCH = 2_000;
+
+export interface WallLatency {
+  p50: number;
+  p95: number;
+  p99: number;
+}
+
+export interface DistributedRecallRun {
+  /** Calls in flight at once (1: one after the other). */
+  inFlight: number;
+  queries: number;
+  /** Client-side wall time of each gRPC call, ms. */
+  latency: WallLatency;
+  /** Recalls per second over the run. */
+  throughput: number;
+  /**
+   * RecallTimings on the server, ms: p50 / p99 of each part; and `took` of each _msearch, the
+   * time Elasticsearch itself reports (part of `search`).
+   */
+  server: Record<
+    'embed' | 'search' | 'rank' | 'total' | 'elasticsearchTook',
+    { p50: number; p99: number }
+  >;
+  /**
+   * Shares of the summed client latency: query embedding, Elasticsearch candidate searches,
+   * fusion and ranking, the rest of the server's work, and gRPC (client, transport, Nest) — these
+   * five add up to 1 — and, inside `search`, what Elasticsearch reports as `took`.
+   */
+  shares: Record<
+    'embed' | 'search' | 'rank' | 'otherServer' | 'grpc' | 'elasticsearchTook',
+    number
+  >;
+  /** Queries the server's query cache answered (repeated texts) without the model. */
+  queryCacheHits: number;
+  /** Answers without a single result (0 on this corpus). */
+  emptyAnswers: number;
+}
+
+export interface DistributedRecallSizeBench {
+  memories: number;
+  index: string;
+  indexing: {
+    /** Bulk writes alone, and the refresh after them. */
+    bulkSeconds: number;
+    refreshSeconds: number;
+    /** Memories per second, bulk writes and refresh together. */
+    docsPerSecond: number;
+    bulkRequests: number;
+    /** Waiting for Elasticsearch's background merges to finish before measuring. */
+    mergeWaitSeconds: number;
+    segments: number;
+    storeMb: number;
+  };
+  sequential: DistributedRecallRun;
+  concurrent: DistributedRecallRun;
+}
+
+export interface DistributedRecallBench {
+  benchmark: 'recall';
+  mode: 'distributed';
+  elasticsearchUrl: string;
+  queries: number;
+  corpus: string;
+  sizes: DistributedRecallSizeBench[];
+  /** The model each query went through on the server, or why none did. */
+  queryEmbedding: { model: string } | { unavailable: string };
+  targets: typeof DISTRIBUTED_RECALL_TARGETS;
+  cores: number;
+}
+
+export interface DistributedRecallOptions {
+  elasticsearchUrl: string;
+  sizes: number[];
+  queries: number;
+  /** Calls in flight in the concurrent run (default 4). */
+  inFlight?: number;
+  /** Prefix of the bench's index names (default `bench-recall-<pid>-<time>`), then `-<size>.`. */
+  indexPrefix?: string;
+  /** The model that embeds each query; absent: createEmbedder(); null: none. */
+  queryModel?: Embedder | null;
+  /** Progress bars and phase lines on stderr (default true). */
+  progress?: boolean;
+  log?: (line: string) => void;
+}
+
+/** A loopback port nothing listens on (the server binds it a moment later). */
+function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+interface RecallReply {
+  results: unknown[];
+  embedding_model: string;
+}
+
+type RecallRpc = (
+  request: object,
+  options: { deadline: number },
+  callback: (error: ServiceError | null, response?: RecallReply) => void,
+) => void;
+
+type RecallGrpcClient = GrpcClient & { Recall: RecallRpc };
+
+/** An engram.recall.v1.Recall client as any gRPC client sees the service (snake_case). */
+function recallGrpcClient(url: string): RecallGrpcClient {
+  const definition = loadSync(recallProtoPath(), {
+    keepCase: true,
+    longs: Number,
+    enums: String,
+    defaults: true,
+    oneofs: true,
+  });
+  const loaded = loadPackageDefinition(definition) as unknown as {
+    engram: {
+      recall: {
+        v1: {
+          Recall: new (
+            url: string,
+            creds: ReturnType<typeof credentials.createInsecure>,
+          ) => RecallGrpcClient;
+        };
+      };
+    };
+  };
+  return new loaded.engram.recall.v1.Recall(url, credentials.createInsecure());
+}
+
+function grpcRecall(client: RecallGrpcClient, text: string): Promise<RecallReply> {
+  const request = {
+    scope: { tenant_id: TENANT, project_id: PROJECT },
+    query: text,
+    k: 10,
+    tier: 'TIER_MEMORIES',
+  };
+  return new Promise((resolve, reject) =>
+    client.Recall(request, { deadline: Date.now() + 30_000 }, (error, response) =>
+      error || !response ? reject(error ?? new Error('Recall: no response')) : resolve(response),
+    ),
+  );
+}
+
+function ready(client: GrpcClient): Promise<void> {
+  return new Promise((resolve, reject) =>
+    client.waitForReady(Date.now() + 10_000, (error) => (error ? reject(error) : resolve())),
+  );
+}
+
+/** The queries' synthetic vectors, after the real model embedded the text (time spent, kept). */
+function queryEmbedder(queries: RecallCorpus['queries'], model: Embedder | null) {
+  const lookup = lookupEmbedder(queries);
+  const counts = { texts: 0 };
+  const embedder: Embedder = {
+    id: MODEL,
+    dims: DIMS,
+    async embed(texts) {
+      counts.texts += texts.length;
+      if (model) await model.embed(texts);
+      return lookup.embed(texts);
+    },
+  };
+  return { embedder, counts };
+}
+
+/** The longest wait for background merges before measuring. */
+const MERGE_WAIT_MS = 300_000;
+
+async function indexStats(client: Client, index: string) {
+  const stats = await client.indices.stats({
+    index,
+    metric: ['segments', 'store', 'docs', 'merge'],
+  });
+  return stats._all.primaries;
+}
+
+/** Writes the corpus through the bulk writer as the indexer writes memories, then refreshes. */
+async function indexCorpus(
+  client: Client,
+  index: string,
+  corpus: RecallCorpus,
+  progress: boolean,
+): Promise<DistributedRecallSizeBench['indexing']> {
+  const writer = BulkWriter.forClient(client);
+  const bar = progressBar(`indexing into ${index}`, { unit: 'memories', enabled: progress });
+  bar.total(corpus.memories.length);
+  let bulkRequests = 0;
+  const started = performance.now();
+  try {
+    for (let i = 0; i < corpus.memories.length; i += INDEX_BATCH) {
+      const batch = corpus.memories.slice(i, i + INDEX_BATCH);
+      const operations = batch.map(({ memory, vector }): BulkOperation => {
+        const { id, body } = memoryDocument(memory);
+        const document = withEmbedding(body, modelVector(MODEL, Array.from(vector)));
+        return { action: 'index', index, id, document };
+      });
+      bulkRequests += (await writer.write(operations)).requests;
+      bar.advance(batch.length);
+    }
+  } finally {
+    bar.stop();
+  }
+  const bulkSeconds = (performance.now() - started) / 1000;
+  const refreshStarted = performance.now();
+  await client.indices.refresh({ index });
+  const refreshSeconds = (performance.now() - refreshStarted) / 1000;
+  // Background merges after a bulk load compete with the queries for the two cores: the
+  // measurement starts when they are done (or after MERGE_WAIT_MS), like a steady-state index.
+  const mergeStarted = performance.now();
+  let primaries = await indexStats(client, index);
+  while (
+    (primaries?.merges?.current ?? 0) > 0 &&
+    performance.now() - mergeStarted < MERGE_WAIT_MS
+  ) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    primaries = await indexStats(client, index);
+  }
+  const mergeWaitSeconds = (performance.now() - mergeStarted) / 1000;
+  if (primaries?.docs?.count !== corpus.memories.length) {
+    throw new Error(
+      `bench: ${index} holds ${primaries?.docs?.count} documents after the refresh, not ${corpus.memories.length}`,
+    );
+  }
+  return {
+    bulkSeconds: Number(bulkSeconds.toFixed(1)),
+    refreshSeconds: Number(refreshSeconds.toFixed(1)),
+    docsPerSecond: Math.round(corpus.memories.length / (bulkSeconds + refreshSeconds)),
+    bulkRequests,
+    mergeWaitSeconds: Number(mergeWaitSeconds.toFixed(1)),
+    segments: primaries.segments?.count ?? 0,
+    storeMb: Number(((primaries.store?.size_in_bytes ?? 0) / 2 ** 20).toFixed(1)),
+  };
+}
+
+/** `queries` over gRPC, `inFlight` at a time, against a fresh server (cold query cache). */
+async function measureRun(
+  options: DistributedRecallOptions & { indexPrefix: string },
+  model: Embedder | null,
+  queries: RecallCorpus['queries'],
+  warmup: RecallCorpus['queries'],
+  inFlight: number,
+): Promise<DistributedRecallRun> {
+  const { embedder, counts } = queryEmbedder([...queries, ...warmup], model);
+  const url = `127.0.0.1:${await freeLoopbackPort()}`;
+  const server = await startRecallServer({
+    elasticsearchUrl: options.elasticsearchUrl,
+    embedder,
+    indexPrefix: options.indexPrefix,
+    url,
+    logger: false,
+  });
+  const timings: RecallTimings[] = [];
+  const recall = server.service.recall.bind(server.service);
+  server.service.recall = async (input) => {
+    const answer = await recall(input);
+    timings.push(answer.timings);
+    return answer;
+  };
+  // What Elasticsearch itself reports spending (`took` of each _msearch): the rest of the search
+  // share is the HTTP round trip and parsing the candidates' `_source` (vectors included).
+  const took: number[] = [];
+  server.client.diagnostic.on('response', (error, result) => {
+    const body = result?.body as { took?: unknown } | undefined;
+    if (!error && result?.meta.request.params.path.endsWith('/_msearch')) {
+      if (typeof body?.took === 'number') took.push(body.took);
+    }
+  });
+  const client = recallGrpcClient(url);
+  try {
+    await ready(client);
+    for (const query of warmup) await grpcRecall(client, query.text);
+    timings.length = 0;
+    took.length = 0;
+    counts.texts = 0;
+    const wall: number[] = [];
+    let next = 0;
+    let emptyAnswers = 0;
+    const worker = async () => {
+      while (next < queries.length) {
+        const query = queries[next];
+        next += 1;
+        const started = performance.now();
+        const reply = await grpcRecall(client, query.text);
+        wall.push(performance.now() - started);
+        if (reply.embedding_model !== MODEL) {
+          throw new Error(`bench: the server embedded with ${reply.embedding_model}, not ${MODEL}`);
+        }
+        if (reply.results.length === 0) emptyAnswers += 1;
+      }
+    };
+    const started = performance.now();
+    await Promise.all(Array.from({ length: inFlight }, worker));
+    const seconds = (performance.now() - started) / 1000;
+    const sum = (values: number[]) => values.reduce((a, b) => a + b, 0);
+    const part = (pick: (t: RecallTimings) => number) => timings.map(pick);
+    const totalWall = sum(wall);
+    const [embed, search, rank, total] = [
+      sum(part((t) => t.embedMs)),
+      sum(part((t) => t.searchMs)),
+      sum(part((t) => t.rankMs)),
+      sum(part((t) => t.totalMs)),
+    ];
+    const share = (value: number) => Number((value / totalWall).toFixed(3));
+    const pcts = (values: number[]) => ({
+      p50: percentile(values, 50),
+      p99: percentile(values, 99),
+    });
+    return {
+      inFlight,
+      queries: queries.length,
+      latency: { p50: percentile(wall, 50), p95: percentile(wall, 95), p99: percentile(wall, 99) },
+      throughput: Number((queries.length / seconds).toFixed(1)),
+      server: {
+        embed: pcts(part((t) => t.embedMs)),
+        search: pcts(part((t) => t.searchMs)),
+        rank: pcts(part((t) => t.rankMs)),
+        total: pcts(part((t) => t.totalMs)),
+        elasticsearchTook: pcts(took),
+      },
+      shares: {
+        embed: share(embed),
+        search: share(search),
+        rank: share(rank),
+        otherServer: share(total - embed - search - rank),
+        grpc: share(totalWall - total),
+        elasticsearchTook: share(sum(took)),
+      },
+      queryCacheHits: queries.length - counts.texts,
+      emptyAnswers,
+    };
+  } finally {
+    client.close();
+    await server.stop();
+  }
+}
+
+/** Deletes the bench's indices and their templates (missing ones are fine). */
+async function deleteBenchIndices(client: Client, indices: RetrievalIndexNames): Promise<void> {
+  const names = Object.values(indices);
+  await client.indices.delete({ index: names, ignore_unavailable: true });
+  for (const name of names) {
+    await client.indices.deleteIndexTemplate({ name }, { ignore: [404] });
+  }
+}
+
+async function benchDistributedSize(
+  client: Client,
+  options: DistributedRecallOptions & { indexPrefix: string },
+  model: Embedder | null,
+  size: number,
+): Promise<DistributedRecallSizeBench> {
+  const log = options.log ?? (() => undefined);
+  const indexPrefix = `${options.indexPrefix}-${size}.`;
+  const indices = retrievalIndexNames(indexPrefix);
+  const sized = { ...options, indexPrefix };
+  // Ctrl-C mid-run: the indices go too (a 100k index is a few hundred MB).
+  const interrupted = () => {
+    void deleteBenchIndices(client, indices).finally(() => process.exit(130));
+  };
+  process.once('SIGINT', interrupted);
+  try {
+    await ensureRetrievalIndices(client, indices, { dims: DIMS });
+    log(`indexing ${size.toLocaleString('en')} memories into ${indices.memories}…`);
+    const corpus = syntheticRecallCorpus(size, options.queries + WARMUP_QUERIES);
+    const indexing = await indexCorpus(
+      client,
+      indices.memories,
+      corpus,
+      options.progress !== false,
+    );
+    log(
+      `indexed at ${indexing.docsPerSecond.toLocaleString('en')} memories/s ` +
+        `(bulk ${indexing.bulkSeconds} s, refresh ${indexing.refreshSeconds} s); recalling over gRPC…`,
+    );
+    const queries = corpus.queries.slice(0, options.queries);
+    const warmup = corpus.queries.slice(options.queries);
+    corpus.memories.length = 0;
+    const sequential = await measureRun(sized, model, queries, warmup, 1);
+    const concurrent = await measureRun(sized, model, queries, warmup, options.inFlight ?? 4);
+    return { memories: size, index: indices.memories, indexing, sequential, concurrent };
+  } finally {
+    process.removeListener('SIGINT', interrupted);
+    await deleteBenchIndices(client, indices);
+  }
+}
+
+/** `engram bench recall --distributed`. */
+export async function benchRecallDistributed(
+  options: DistributedRecallOptions,
+): Promise<DistributedRecallBench> {
+  const indexPrefix =
+    options.indexPrefix ?? `bench-recall-${process.pid}-${Date.now().toString(36)}`;
+  let model: Embedder | null = null;
+  let queryEmbedding: DistributedRecallBench['queryEmbedding'];
+  let ownModel = false;
+  if (options.queryModel === undefined) {
+    try {
+      model = await createEmbedder();
+      ownModel = true;
+      queryEmbedding = { model: model.id };
+    } catch (error) {
+      queryEmbedding = { unavailable: errorMessage(error) };
+    }
+  } else {
+    model = options.queryModel;
+    queryEmbedding = model
+      ? { model: model.id }
+      : { unavailable: 'no model given: queries are not embedded' };
+  }
+  const client = createElasticsearchClient(options.elasticsearchUrl);
+  try {
+    const sizes: DistributedRecallSizeBench[] = [];
+    for (const size of options.sizes) {
+      sizes.push(await benchDistributedSize(client, { ...options, indexPrefix }, model, size));
+    }
+    return {
+      benchmark: 'recall',
+      mode: 'distributed',
+      elasticsearchUrl: options.elasticsearchUrl,
+      queries: options.queries,
+      corpus: `synthetic: ${MODULES.length}×${CONCERNS.length} clustered topics, ${DIMS}-d vectors`,
+      sizes,
+      queryEmbedding,
+      targets: DISTRIBUTED_RECALL_TARGETS,
+      cores: cpus().length,
+    };
+  } finally {
+    await client.close();
+    if (ownModel) await (model as { dispose?: () => Promise<void> } | null)?.dispose?.();
+  }
+}
+
+const percent = (share: number) => `${(share * 100).toFixed(1)}%`;
+
+function formatRun(run: DistributedRecallRun): string {
+  const { latency, shares, server } = run;
+  return (
+    `${run.inFlight} in flight: p50 ${latency.p50} / p95 ${latency.p95} / p99 ${latency.p99} ms, ` +
+    `${run.throughput} recalls/s; time in query embedding ${percent(shares.embed)} ` +
+    `(p50 ${server.embed.p50} ms), Elasticsearch ${percent(shares.search)} (p50 ${server.search.p50} ms; ` +
+    `its own took ${percent(shares.elasticsearchTook)}, p50 ${server.elasticsearchTook.p50} ms), ` +
+    `fusion/ranking ${percent(shares.rank)} (p50 ${server.rank.p50} ms), other server ${percent(shares.otherServer)}, ` +
+    `gRPC ${percent(shares.grpc)}; ${run.queryCacheHits} query-cache hits, ${run.emptyAnswers} empty answers`
+  );
+}
+
+export function formatDistributedRecallBench(result: DistributedRecallBench): string {
+  const { targets } = result;
+  const lines = result.sizes.flatMap((s) => {
+    const verdict =
+      s.memories >= targets.atMemories
+        ? ` — target p50 ≤ ${targets.p50Ms} ms: ${s.sequential.latency.p50 <= targets.p50Ms ? 'met' : 'missed'}, ` +
+          `p99 ≤ ${targets.p99Ms} ms: ${s.sequential.latency.p99 <= targets.p99Ms ? 'met' : 'missed'}`
+        : '';
+    return [
+      `recall (distributed, gRPC + Elasticsearch) at ${s.memories.toLocaleString('en')} memories${verdict}`,
+      `  indexing: ${s.indexing.docsPerSecond.toLocaleString('en')} memories/s (bulk ${s.indexing.bulkSeconds} s in ` +
+        `${s.indexing.bulkRequests} requests, refresh ${s.indexing.refreshSeconds} s; then ${s.indexing.mergeWaitSeconds} s of merges; ` +
+        `${s.indexing.segments} segments, ${s.indexing.storeMb} MB)`,
+      `  ${formatRun(s.sequential)}`,
+      `  ${formatRun(s.concurrent)}`,
+    ];
+  });
+  const embedding = result.queryEmbedding;
+  lines.push(
+    'unavailable' in embedding
+      ? `queries NOT embedded by a real model (${embedding.unavailable}): the embedding share is ~0; run npm run models:setup`
+      : `each query embedded by ${embedding.model} on the server (its vector replaced by the corpus's synthetic one)`,
+  );
+  lines.push(
+    `${result.queries} queries per run after ${WARMUP_QUERIES} warm-up, ${result.corpus}, ${result.cores} cores, ` +
+      `client, server and Elasticsearch on this machine; targets p50 ≤ ${targets.p50Ms} ms, p99 ≤ ${targets.p99Ms} ms ` +
+      `at ${targets.atMemories.toLocaleString('en')} memories`,
   );
   return lines.join('\n');
 }

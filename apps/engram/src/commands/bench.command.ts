@@ -3,7 +3,12 @@ import { loadConfig } from '@engram/config';
 import type { Command } from 'commander';
 import { benchDistill, formatDistillBench } from './bench-distill';
 import { benchObserve, formatObserveBench } from './bench-observe';
-import { benchRecall, formatRecallBench } from './bench-recall';
+import {
+  benchRecall,
+  benchRecallDistributed,
+  formatDistributedRecallBench,
+  formatRecallBench,
+} from './bench-recall';
 import { benchSegmentEndToEnd } from './bench-segment-e2e';
 import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
@@ -151,14 +156,19 @@ async function runRecallBench(options: {
 }): Promise<void> {
   const sizes = options.sizes ?? [10_000, 100_000];
   const queries = options.queries ?? 200;
-  if (options.distributed) {
-    console.error('engram bench recall --distributed: not available yet (use --embedded)');
-    process.exitCode = 2;
-    return;
-  }
   if (!sizes.every((n) => Number.isInteger(n) && n > 0) || !(queries > 0)) {
     console.error('engram bench recall: --sizes takes positive integers, --queries a positive one');
     process.exitCode = 2;
+    return;
+  }
+  if (options.distributed) {
+    const result = await benchRecallDistributed({
+      elasticsearchUrl: loadConfig().elasticsearch.url,
+      sizes,
+      queries,
+      log: (line) => console.error(line),
+    });
+    console.log(options.json ? JSON.stringify(result) : formatDistributedRecallBench(result));
     return;
   }
   const result = await benchRecall({ sizes, queries });
@@ -173,7 +183,10 @@ export function registerBenchCommand(program: Command): void {
     .option('--prompts <n>', 'prompts to segment (core) or publish (distributed)', (v) =>
       Number.parseInt(v, 10),
     )
-    .option('--distributed', 'end to end through Kafka, the Schema Registry and the service')
+    .option(
+      '--distributed',
+      'end to end through Kafka, the Schema Registry and the service (recall: gRPC on Elasticsearch)',
+    )
     .option(
       '--dataset <file>',
       'core: PromptSubmitted JSON lines to repeat instead of the synthetic worst case',
