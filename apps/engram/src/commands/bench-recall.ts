@@ -1,6 +1,6 @@
 import type { Client } from '@elastic/elasticsearch';
 import { createEmbedder, percentile as nearestRank, type Embedder } from '@engram/ai';
-import { recallProtoPath, type Memory, type MemoryType } from '@engram/contracts';
+import type { Memory, MemoryType } from '@engram/contracts';
 import { errorMessage, modelVector, NO_MEMORY_DETAILS } from '@engram/core';
 import { SqliteRetrievalStore, type RetrievalStoreOperation } from '@engram/embedded';
 import {
@@ -13,17 +13,12 @@ import {
   type BulkOperation,
   type RetrievalIndexNames,
 } from '@engram/elasticsearch';
-import {
-  credentials,
-  loadPackageDefinition,
-  type Client as GrpcClient,
-  type ServiceError,
-} from '@grpc/grpc-js';
-import { loadSync } from '@grpc/proto-loader';
+import type { Client as GrpcClient, ServiceError } from '@grpc/grpc-js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { recallGrpcClient } from '../../../retrieval/src/recall-grpc-client';
 import { startRecallServer } from '../../../retrieval/src/recall.runtime';
 import { RecallService, type RecallTimings } from '../../../retrieval/src/recall.service';
 import { progressBar } from '../progress';
@@ -612,30 +607,6 @@ type RecallRpc = (
 
 type RecallGrpcClient = GrpcClient & { Recall: RecallRpc };
 
-/** An engram.recall.v1.Recall client as any gRPC client sees the service (snake_case). */
-function recallGrpcClient(url: string): RecallGrpcClient {
-  const definition = loadSync(recallProtoPath(), {
-    keepCase: true,
-    longs: Number,
-    enums: String,
-    defaults: true,
-    oneofs: true,
-  });
-  const loaded = loadPackageDefinition(definition) as unknown as {
-    engram: {
-      recall: {
-        v1: {
-          Recall: new (
-            url: string,
-            creds: ReturnType<typeof credentials.createInsecure>,
-          ) => RecallGrpcClient;
-        };
-      };
-    };
-  };
-  return new loaded.engram.recall.v1.Recall(url, credentials.createInsecure());
-}
-
 function grpcRecall(client: RecallGrpcClient, text: string): Promise<RecallReply> {
   const request = {
     scope: { tenant_id: TENANT, project_id: PROJECT },
@@ -774,7 +745,7 @@ async function measureRun(
       if (typeof body?.took === 'number') took.push(body.took);
     }
   });
-  const client = recallGrpcClient(url);
+  const client = recallGrpcClient<RecallGrpcClient>(url);
   try {
     await ready(client);
     for (const query of warmup) await grpcRecall(client, query.text);

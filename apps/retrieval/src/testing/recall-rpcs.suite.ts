@@ -1,12 +1,5 @@
-import {
-  credentials,
-  loadPackageDefinition,
-  Metadata,
-  status,
-  type ServiceError,
-} from '@grpc/grpc-js';
-import { loadSync } from '@grpc/proto-loader';
-import { recallProtoPath, type Typed } from '@engram/contracts';
+import { Metadata, status, type ServiceError } from '@grpc/grpc-js';
+import type { Typed } from '@engram/contracts';
 import { observerSettings } from '@engram/core';
 import { SqliteObserverGraph } from '@engram/embedded';
 import {
@@ -14,6 +7,7 @@ import {
   contractGraphBatches,
 } from '../../../../libs/core/src/ports/testing/observer-graph.contract';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { recallGrpcClient } from '../recall-grpc-client';
 import { AUTH_FILE, CURRENT_SESSION, OTHER_TENANT } from './rpc-corpus';
 import { PROJECT, TENANT } from './records';
 
@@ -55,26 +49,7 @@ type Unary = (
 export type RecallClient = Record<string, Unary> & { close(): void };
 
 export function recallClient(url: string): RecallClient {
-  const definition = loadSync(recallProtoPath(), {
-    keepCase: true,
-    longs: Number,
-    enums: String,
-    defaults: true,
-    oneofs: true,
-  });
-  const loaded = loadPackageDefinition(definition) as unknown as {
-    engram: {
-      recall: {
-        v1: {
-          Recall: new (
-            url: string,
-            creds: ReturnType<typeof credentials.createInsecure>,
-          ) => RecallClient;
-        };
-      };
-    };
-  };
-  return new loaded.engram.recall.v1.Recall(url, credentials.createInsecure());
+  return recallGrpcClient<RecallClient>(url);
 }
 
 /** A unary call with a bearer token; resolves with the response or the ServiceError. */
