@@ -292,10 +292,20 @@ async function main(): Promise<void> {
     const serviceOf = (name: string) => services[fusedVariants.findIndex((v) => v.name === name)];
     const demo = await phaseDemo(serviceOf('fused'), serviceOf('fused-no-phase'));
     const top = overall.table;
-    const fusedBeatsBoth = (['recall5', 'recall10', 'ndcg10'] as const).every(
-      (metric) => top.fused[metric] > top.bm25[metric] && top.fused[metric] > top.knn[metric],
+    const beatsBoth = (method: string) =>
+      (['recall5', 'recall10', 'ndcg10'] as const).every(
+        (metric) => top[method][metric] > top.bm25[metric] && top[method][metric] > top.knn[metric],
+      );
+    // The fusion itself (no phase weights) is what must beat both lists; the headline row adds
+    // the phase's type prior, which the topical labels cannot judge (README).
+    const fusionBeatsBoth = beatsBoth('fused-no-phase');
+    const fusedBeatsBoth = beatsBoth('fused');
+    console.log(
+      `\nthe fusion (no phase weights) beats both single lists on every metric: ${fusionBeatsBoth}`,
     );
-    console.log(`\nfused beats both single lists on every metric: ${fusedBeatsBoth}`);
+    console.log(
+      `fused in phase ${headline.phase} beats both single lists on every metric: ${fusedBeatsBoth}`,
+    );
     console.log(
       JSON.stringify({
         queries: queries.length,
@@ -305,6 +315,7 @@ async function main(): Promise<void> {
         phase: headline.phase,
         overall: overall.table,
         byKind: Object.fromEntries(KINDS.map((kind) => [kind, byKind[kind].table])),
+        fusionBeatsBoth,
         fusedBeatsBoth,
         phaseDemo: demo,
         indexMs: Math.round(indexMs),
