@@ -22,6 +22,7 @@ import {
   type DistillerTopics,
   type InputPositions,
 } from './distiller.stage';
+import { distillerAssignment, subscribeDistillerStages } from './distiller-wiring';
 import { EpisodeSummaryStage, summaryTopicsOf } from './episode-summary.stage';
 import { ReflectorStage } from './reflector/reflector.stage';
 import type { WindowDistiller } from './window-distiller';
@@ -129,23 +130,14 @@ export async function startEmbeddedDistiller(
     reflector: projectReflectorOf(options.llm),
     ...options.reflector,
   });
+  const stages = { stage, summaries, reflector };
   const processor = new EmbeddedExactlyOnceProcessor(log, {
     groupId,
     service: 'distiller',
     retry: options.retry ?? { initialMs: 200, maxMs: 30_000 },
-    onAssignment: (assignment) => {
-      stage.onAssignment(assignment[topics.prompts] ?? []);
-      summaries.onAssignment(assignment[topics.episodes] ?? []);
-      reflector.onAssignment(assignment[topics.reflector] ?? []);
-    },
-  })
-    .subscribe(codecs.prompts, stage.promptStage)
-    .subscribe(codecs.toolCalls, stage.toolCallStage)
-    .subscribe(codecs.lifecycle, stage.lifecycleStage)
-    .subscribe(codecs.boundaries, stage.boundaryStage)
-    .subscribe(codecs.episodes, summaries.episodeStage)
-    .subscribe(codecs.narratives, summaries.narrativeStage)
-    .subscribe(codecs.reflector, reflector.workStage);
+    onAssignment: distillerAssignment(topics, stages),
+  });
+  subscribeDistillerStages(processor, codecs, stages);
   await processor.start();
   logger.log(`distiller running embedded (group ${groupId}, ${distiller.method})`);
 

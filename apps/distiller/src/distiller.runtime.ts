@@ -31,6 +31,7 @@ import {
   type DistillerTopics,
   type InputPositions,
 } from './distiller.stage';
+import { distillerAssignment, subscribeDistillerStages } from './distiller-wiring';
 import { EpisodeSummaryStage, narrativeCodec, summaryTopicsOf } from './episode-summary.stage';
 import {
   ExtractiveProjectReflector,
@@ -341,24 +342,15 @@ export async function startDistiller(options: DistillerRuntimeOptions): Promise<
   });
   const deadLetters = new DeadLetterWriter(kafka, 'distiller');
   await deadLetters.connect();
+  const stages = { stage, summaries, reflector };
   const processor = new ExactlyOnceProcessor(kafka, registry, deadLetters, {
     groupId,
     transactionalId: `${groupId}-${options.instanceId ?? '0'}`,
     retry: options.retry ?? { initialMs: 200, maxMs: 30_000 },
     partitionAssigners: [coPartitionedAssigner],
-    onAssignment: (assignment) => {
-      stage.onAssignment(assignment[topics.prompts] ?? []);
-      summaries.onAssignment(assignment[topics.episodes] ?? []);
-      reflector.onAssignment(assignment[topics.reflector] ?? []);
-    },
-  })
-    .subscribe(codecs.prompts, stage.promptStage)
-    .subscribe(codecs.toolCalls, stage.toolCallStage)
-    .subscribe(codecs.lifecycle, stage.lifecycleStage)
-    .subscribe(codecs.boundaries, stage.boundaryStage)
-    .subscribe(codecs.episodes, summaries.episodeStage)
-    .subscribe(codecs.narratives, summaries.narrativeStage)
-    .subscribe(codecs.reflector, reflector.workStage);
+    onAssignment: distillerAssignment(topics, stages),
+  });
+  subscribeDistillerStages(processor, codecs, stages);
   await processor.start();
   logger.log(`distiller running (group ${groupId}, ${distiller.method})`);
 
