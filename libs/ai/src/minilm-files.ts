@@ -19,10 +19,16 @@ export interface MiniLmFiles {
 export async function readMiniLmFiles(modelDir: string, verify = true): Promise<MiniLmFiles> {
   const onnxPath = join(modelDir, MINILM_ARTIFACT.onnxFile);
   const tokenizerPath = join(modelDir, MINILM_ARTIFACT.tokenizerFile);
-  const [onnx, tokenizerBytes] = await Promise.all([
+  // Both read at once, but a failure is reported in file order (the model first), not in the
+  // order the reads happen to fail: the same missing install always gives the same message.
+  const [onnxRead, tokenizerRead] = await Promise.allSettled([
     readModelFile(onnxPath),
     readModelFile(tokenizerPath),
   ]);
+  if (onnxRead.status === 'rejected') throw onnxRead.reason;
+  if (tokenizerRead.status === 'rejected') throw tokenizerRead.reason;
+  const onnx = onnxRead.value;
+  const tokenizerBytes = tokenizerRead.value;
   if (verify) {
     assertSha256(onnxPath, onnx, MINILM_ARTIFACT.onnxSha256);
     assertSha256(tokenizerPath, tokenizerBytes, MINILM_ARTIFACT.tokenizerSha256);
