@@ -28,6 +28,7 @@ import {
 } from '../../libs/ai/src/testing/fake-chat-server';
 import { readAllCommitted, testKafka, testRegistry, topicSize } from './support/kafka-fixtures';
 import { eventually, uniqueName } from './support/unique';
+import { freePort } from '../support/free-port';
 
 const ROOT = join(__dirname, '..', '..');
 const PARTITIONS = 3;
@@ -539,16 +540,29 @@ describe('distiller service under load and SIGKILL', () => {
       ENGRAM_SEGMENTER_PARTITIONS: String(PARTITIONS),
       ENGRAM_RETRY_INITIAL_MS: '100',
       ENGRAM_RETRY_MAX_MS: '2000',
+      // Its own review API port: the default one may be taken by another Engram on this machine
+      // (that made this test time out, the child having died at start-up unseen).
+      ENGRAM_REVIEW_GRPC_URL: `127.0.0.1:${await freePort()}`,
     };
-    const start = (): ChildProcess =>
-      spawn(process.execPath, [join(ROOT, 'dist/apps/distiller/src/main.js')], {
+    const stderr: string[] = [];
+    const start = (): ChildProcess => {
+      const child = spawn(process.execPath, [join(ROOT, 'dist/apps/distiller/src/main.js')], {
         env,
-        stdio: 'ignore',
+        stdio: ['ignore', 'ignore', 'pipe'],
       });
+      child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
+      return child;
+    };
+    const alive = (child: ChildProcess): void => {
+      if (child.exitCode !== null) {
+        throw new Error(`the distiller exited (${child.exitCode}): ${stderr.join('').slice(-2_000)}`);
+      }
+    };
     // Killed once some memories are out and before all are: in the middle of the stream.
     const first = start();
     const size = await eventually(
       async () => {
+        alive(first);
         const records = await topicSize(kafka, topics.memories);
         return records > reference.length / 5 ? records : undefined;
       },
@@ -560,8 +574,10 @@ describe('distiller service under load and SIGKILL', () => {
     try {
       // The successor waits out the killed member's session (about 30 s) before it is assigned.
       await eventually(
-        async () =>
-          (await topicSize(kafka, topics.memories)) >= reference.length ? true : undefined,
+        async () => {
+          alive(last);
+          return (await topicSize(kafka, topics.memories)) >= reference.length ? true : undefined;
+        },
         { timeoutMs: 150_000, intervalMs: 500 },
       );
       const memories = await readMemories(topics, reference.length);

@@ -1,6 +1,7 @@
 import { SqliteRetrievalStore } from '@engram/embedded';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contractEmbedder } from '../../../libs/core/src/ports/testing/recall-store.contract';
@@ -75,6 +76,30 @@ describe('gRPC health checking and server reflection on the recall server', () =
       );
     } finally {
       reflection.close();
+    }
+  });
+});
+
+describe('a recall server on a port that is already taken', () => {
+  it('should refuse to start with an error naming the address, the setting and the fix', async () => {
+    const holder = createServer();
+    const port = await freePort();
+    await new Promise<void>((resolve) => holder.listen(port, '127.0.0.1', resolve));
+    const dir = mkdtempSync(join(tmpdir(), 'engram-taken-'));
+    const store = SqliteRetrievalStore.open({ dataDir: dir });
+    const stack = createEmbeddedRecallStack({ store, embedder: contractEmbedder() });
+    try {
+      await expect(
+        serveRecallGrpc(stack, { url: `127.0.0.1:${port}`, logger: false }),
+      ).rejects.toThrow(
+        `cannot listen on 127.0.0.1:${port} (ENGRAM_RECALL_GRPC_URL): the address is already in use; ` +
+          'stop the process using it or set ENGRAM_RECALL_GRPC_URL to a free host:port',
+      );
+    } finally {
+      await stack.access.close();
+      store.close();
+      rmSync(dir, { recursive: true, force: true });
+      await new Promise((resolve) => holder.close(resolve));
     }
   });
 });

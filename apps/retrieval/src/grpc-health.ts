@@ -30,3 +30,26 @@ export function addHealthAndReflection(
   new ReflectionService(definition).addToServer(server);
   return health;
 }
+
+/**
+ * Starts a gRPC microservice, turning grpc-js' "No address added … EADDRINUSE" into an error that
+ * names the address, the setting that chose it and the fix: a taken port is the usual reason a
+ * service dies at start-up (another Engram on the same machine).
+ */
+export async function listenOrExplain(
+  app: { listen(): Promise<unknown> },
+  url: string,
+  setting: string,
+): Promise<void> {
+  try {
+    await app.listen();
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    const taken = reason.includes('EADDRINUSE');
+    throw new Error(
+      `cannot listen on ${url} (${setting}): ${taken ? 'the address is already in use' : reason}; ` +
+        `stop the process using it or set ${setting} to a free host:port`,
+      { cause: error },
+    );
+  }
+}

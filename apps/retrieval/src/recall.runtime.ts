@@ -31,7 +31,7 @@ import { FeedbackService } from './feedback.service';
 import { RememberService, type PublishRecords } from './remember.service';
 import { RetrievalIndexer } from './retrieval-indexer';
 import { elasticsearchRecallStore } from './recall-store';
-import { addHealthAndReflection } from './grpc-health';
+import { addHealthAndReflection, listenOrExplain } from './grpc-health';
 
 /** Where the recall API listens by default (loopback: expose it deliberately). */
 export const DEFAULT_RECALL_GRPC_URL = '127.0.0.1:50051';
@@ -139,7 +139,7 @@ export async function serveRecallGrpc(
       logger: options.logger ?? ['warn', 'error'],
     },
   );
-  await app.listen();
+  await listenOrExplain(app, url, 'ENGRAM_RECALL_GRPC_URL');
   return { app, url };
 }
 

@@ -8,7 +8,7 @@ import {
 } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Transport, type MicroserviceOptions } from '@nestjs/microservices';
-import { addHealthAndReflection } from '../../../retrieval/src/grpc-health';
+import { addHealthAndReflection, listenOrExplain } from '../../../retrieval/src/grpc-health';
 import { ReviewDesk } from './review-desk';
 import { REVIEW_TENANT_TOKENS, ReviewGrpcController } from './review.grpc.controller';
 import { REVIEW_PROTO_LOADER_OPTIONS, REVIEW_PROTO_PACKAGE, reviewProtoPath } from './review-proto';
@@ -59,7 +59,7 @@ export async function startReviewServer(options: ReviewServerOptions): Promise<R
       logger: options.logger ?? ['warn', 'error'],
     },
   );
-  await app.listen();
+  await listenOrExplain(app, options.url, 'ENGRAM_REVIEW_GRPC_URL');
   new Logger('ReviewServer').log(`engram.review.v1 on ${options.url}`);
   return { app, url: options.url, stop: () => app.close() };
 }
