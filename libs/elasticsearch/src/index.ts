@@ -8,3 +8,4 @@ export * from './recall-search';
 export * from './memory-access-writer';
 export * from './retrieval-listing';
 export * from './reembed-documents';
+export * from './idle-merger';

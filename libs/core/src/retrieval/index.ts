@@ -41,3 +41,4 @@ export * from './rank-turns';
 export * from './recall-request';
 export * from './recall-merge';
 export * from './tenant-access';
+export * from './idle-merge';
