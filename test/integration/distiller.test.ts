@@ -555,7 +555,9 @@ describe('distiller service under load and SIGKILL', () => {
     };
     const alive = (child: ChildProcess): void => {
       if (child.exitCode !== null) {
-        throw new Error(`the distiller exited (${child.exitCode}): ${stderr.join('').slice(-2_000)}`);
+        throw new Error(
+          `the distiller exited (${child.exitCode}): ${stderr.join('').slice(-2_000)}`,
+        );
       }
     };
     // Killed once some memories are out and before all are: in the middle of the stream.

@@ -74,7 +74,12 @@ describe('idle merge of a search index (real Elasticsearch)', () => {
 
     const nearest = await client.search<{ content: string }>({
       index,
-      knn: { field: 'embedding', query_vector: [Math.cos(0.5), Math.sin(0.5), 0.5], k: 1, num_candidates: 50 },
+      knn: {
+        field: 'embedding',
+        query_vector: [Math.cos(0.5), Math.sin(0.5), 0.5],
+        k: 1,
+        num_candidates: 50,
+      },
     });
     expect(nearest.hits.hits[0]?._id).toBe('m5');
   });

@@ -13,7 +13,11 @@ import {
 } from '@engram/elasticsearch';
 import { inject } from 'vitest';
 import { startRecallServer } from '../../apps/retrieval/src/recall.runtime';
-import { prefixedRecordCodec, publishRecordsTo } from '../../apps/retrieval/src/record-publisher';
+import {
+  prefixedRecordCodec,
+  publishRecordsTo,
+  publishTombstonesTo,
+} from '../../apps/retrieval/src/record-publisher';
 import { RetrievalIndexer } from '../../apps/retrieval/src/retrieval-indexer';
 import {
   contractGraph,
@@ -24,10 +28,10 @@ import { indexRpcCorpus, rpcCorpus } from '../../apps/retrieval/src/testing/rpc-
 import { consumeEvents, testKafka, testRegistry } from './support/kafka-fixtures';
 import { uniqueName } from './support/unique';
 
-// InjectForFile, BuildContext, GetWorkflowRecipe, GetEpisodeSequence, GetEpisodeChain and
-// ReplayTopic, and Remember over real gRPC against real Elasticsearch with the real MiniLM model
-// and real Kafka (Remember's events, on topics of its own): the same suite the embedded SQLite
-// server passes in the unit tier, on indices of its own.
+// InjectForFile, BuildContext, GetWorkflowRecipe, GetEpisodeSequence, GetEpisodeChain,
+// ReplayTopic, Remember and Feedback over real gRPC against real Elasticsearch with the real
+// MiniLM model and real Kafka (Remember's and Feedback's records and tombstones, on topics of its
+// own): the same suite the embedded SQLite server passes in the unit tier, on indices of its own.
 describeRecallRpcs('Elasticsearch', async () => {
   const infra = inject('infra');
   const es = createElasticsearchClient(infra.elasticsearchUrl);
@@ -55,6 +59,7 @@ describeRecallRpcs('Elasticsearch', async () => {
   const server = await startRecallServer({
     neighbours: graph,
     publish: publishRecordsTo(events, topicPrefix),
+    publishTombstones: publishTombstonesTo(events, topicPrefix),
     elasticsearchUrl: infra.elasticsearchUrl,
     embedder,
     indexPrefix: prefix,
@@ -67,6 +72,12 @@ describeRecallRpcs('Elasticsearch', async () => {
     published: (topic, count) => {
       const record = { type: topic === 'memory.memories.v1' ? 'Memory' : 'RememberRequested' };
       return consumeEvents(kafka, prefixedRecordCodec(topicPrefix, record as Typed), count);
+    },
+    tombstones: async (topic) => {
+      const codec = prefixedRecordCodec(topicPrefix, { type: 'Memory' } as Typed);
+      const [end] = await events.endOffsets(topicPrefix + topic);
+      const items = await events.read(codec, 0, 0, end, { tombstones: true });
+      return items.flatMap((item) => (item.event === null ? [item.key] : []));
     },
     close: async () => {
       await server.stop();

@@ -1,4 +1,4 @@
-import type { Memory } from '@engram/contracts';
+import type { Memory, RecordName } from '@engram/contracts';
 import {
   applyFeedback,
   feedbackDeletes,
@@ -6,6 +6,7 @@ import {
   MisconfigurationError,
   parseFeedback,
   type FeedbackInput,
+  type FeedbackRequest,
 } from '@engram/core';
 import {
   anyOfFilter,
@@ -16,24 +17,37 @@ import {
 import type { RecallStore } from './recall-store';
 import type { PublishRecords } from './remember.service';
 
+/**
+ * Deletes records by key on the contract topic of a record type (a compacted one): tombstones,
+ * durable when it resolves (publishTombstonesTo on an event log).
+ */
+export type PublishTombstones = (record: RecordName, keys: string[]) => Promise<void>;
+
 export interface FeedbackAnswer {
   memoryId: string;
   applied: boolean;
+  /** After the feedback; 0 for a deleted memory. */
   confidence: number;
   deleted: boolean;
 }
 
 export interface FeedbackServiceOptions {
   publish?: PublishRecords | null;
+  /** Tombstones on the event log; absent: DELETE and duplicates are refused, saying why. */
+  publishTombstones?: PublishTombstones | null;
   indexMemory: (memory: Memory) => Promise<void>;
+  /** Removes a memory from the retrieval store now (the indexer's tombstone handler). */
+  unindexMemory: (memoryId: string) => Promise<void>;
   clock?: () => number;
 }
 
 /**
  * Feedback: the memory's next version (core `applyFeedback`) on memory.memories.v1 under the same
  * id, and in the retrieval store at once, so the next injection already honours it. Deleting
- * needs a tombstone on the compacted topic, which the event log port cannot publish yet: DELETE
- * and CORRECT-as-duplicate are refused with FAILED_PRECONDITION, saying so.
+ * (DELETE, or CORRECT as a duplicate of another memory of the project) publishes the memory's
+ * tombstone on that compacted topic — the indexers delete the document when it reaches them,
+ * compaction drops the memory's versions — and removes it from the store at once. Either way
+ * the memory must be one of the caller's project: another tenant's or project's is not found.
  */
 export class FeedbackService {
   private readonly clock: () => number;
@@ -47,34 +61,62 @@ export class FeedbackService {
 
   async feedback(input: FeedbackInput): Promise<FeedbackAnswer> {
     const request = parseFeedback(input);
+    if (feedbackDeletes(request)) return this.delete(request);
     const publish = this.options.publish;
     if (!publish) {
       throw new MisconfigurationError(
         'Feedback needs the event log, and this recall server was started without one',
       );
     }
-    if (feedbackDeletes(request)) {
+    const memory = await this.memoryOfProject(request);
+    const next = applyFeedback(memory, request, this.clock());
+    await publish([{ type: 'Memory', ...next }]);
+    await this.options.indexMemory(next);
+    return { memoryId: next.memoryId, applied: true, confidence: next.confidence, deleted: false };
+  }
+
+  /** The tombstone first (the log is the truth: if it fails, nothing changed), then the store. */
+  private async delete(request: FeedbackRequest): Promise<FeedbackAnswer> {
+    const publishTombstones = this.options.publishTombstones;
+    if (!publishTombstones) {
       throw new MisconfigurationError(
-        'deleting a memory (DELETE, or CORRECT as a duplicate) needs a tombstone on ' +
-          'memory.memories.v1, which this server cannot publish yet; FLAG_WRONG it instead',
+        'deleting a memory (DELETE, or CORRECT as a duplicate) publishes a tombstone on ' +
+          'memory.memories.v1, and this recall server was started without the event log',
       );
     }
-    const [stored] = await this.store.list<MemoryDocument>('memories', {
-      filter: [
-        ...memoryFilters(request.scope, undefined),
-        anyOfFilter('memoryId', [request.memoryId]),
-      ],
-      size: 1,
+    const memory = await this.memoryOfProject(request);
+    await publishTombstones('Memory', [memory.memoryId]);
+    await this.options.unindexMemory(memory.memoryId);
+    return { memoryId: memory.memoryId, applied: true, confidence: 0, deleted: true };
+  }
+
+  /**
+   * The memory, if it is one of the request's project (and tenant); for a duplicate, the memory
+   * it duplicates must be one too — deleting a copy of nothing would lose the knowledge.
+   */
+  private async memoryOfProject(request: FeedbackRequest): Promise<Memory> {
+    const original = request.reason === 'duplicate' ? request.duplicateOfMemoryId : null;
+    const ids = original === null ? [request.memoryId] : [request.memoryId, original];
+    const stored = await this.store.list<MemoryDocument>('memories', {
+      filter: [...memoryFilters(request.scope, undefined), anyOfFilter('memoryId', ids)],
+      size: ids.length,
     });
-    if (!stored) {
+    const found = new Map(
+      stored.map(({ source }) => memoryFromSource(source)).map((m) => [m.memoryId, m]),
+    );
+    const memory = found.get(request.memoryId);
+    if (!memory) {
       throw new InvalidRecallRequestError(
         'memoryId',
         `no memory ${request.memoryId} in this project`,
       );
     }
-    const next = applyFeedback(memoryFromSource(stored.source), request, this.clock());
-    await publish([{ type: 'Memory', ...next }]);
-    await this.options.indexMemory(next);
-    return { memoryId: next.memoryId, applied: true, confidence: next.confidence, deleted: false };
+    if (original !== null && !found.has(original)) {
+      throw new InvalidRecallRequestError(
+        'duplicateOfMemoryId',
+        `no memory ${original} in this project: a duplicate names the memory it repeats`,
+      );
+    }
+    return memory;
   }
 }

@@ -13,7 +13,7 @@ import {
 import { contractCodec } from '@engram/kafka';
 import { contractEmbedder } from '../../../libs/core/src/ports/testing/recall-store.contract';
 import { serveRecallGrpc } from './recall.runtime';
-import { publishRecordsTo } from './record-publisher';
+import { publishRecordsTo, publishTombstonesTo } from './record-publisher';
 import { RetrievalIndexer } from './retrieval-indexer';
 import {
   createEmbeddedRecallStack,
@@ -25,7 +25,7 @@ import { indexRpcCorpus, rpcCorpus } from './testing/rpc-corpus';
 
 // The rpcs beside Recall over real gRPC on the embedded stores (what `engram start` serves): the
 // SQLite retrieval store, written by the real indexer with the contract's deterministic concept
-// embedder, and the SQLite event log Remember publishes to.
+// embedder, and the SQLite event log Remember and Feedback publish to.
 describeRecallRpcs('embedded SQLite', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'engram-rpcs-'));
   const store = SqliteRetrievalStore.open({ dataDir: dir });
@@ -48,6 +48,7 @@ describeRecallRpcs('embedded SQLite', async () => {
     store,
     embedder,
     publish: publishRecordsTo(events, ''),
+    publishTombstones: publishTombstonesTo(events, ''),
   });
   const graph = await contractGraph(dir);
   const { app, url } = await serveRecallGrpc(stack, {
@@ -61,7 +62,13 @@ describeRecallRpcs('embedded SQLite', async () => {
     published: (topic) => {
       const codec = contractCodec(topic);
       const records = [0, 1].flatMap((partition) => log.read(topic, partition, 0, 1_000));
-      return Promise.resolve(records.map((r) => decodeEvent(codec, r).event as Typed));
+      return Promise.resolve(
+        records.filter((r) => r.value !== null).map((r) => decodeEvent(codec, r).event as Typed),
+      );
+    },
+    tombstones: (topic) => {
+      const records = [0, 1].flatMap((partition) => log.read(topic, partition, 0, 1_000));
+      return Promise.resolve(records.filter((r) => r.value === null).map((r) => r.key!));
     },
     close: async () => {
       await app.close();

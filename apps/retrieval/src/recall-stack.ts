@@ -5,7 +5,7 @@ import { AccessTracker } from './access-tracker';
 import { CachingEmbedder } from './caching-embedder';
 import { ContextService } from './context.service';
 import { EpisodeHistoryService } from './episode-history.service';
-import { FeedbackService } from './feedback.service';
+import { FeedbackService, type PublishTombstones } from './feedback.service';
 import { RememberService, type PublishRecords } from './remember.service';
 import type { RetrievalIndexer } from './retrieval-indexer';
 import type { RecallStore } from './recall-store';
@@ -44,7 +44,9 @@ export function recallStackOn(
   const service = new RecallService(store, cached, { config: ranking, access, hyde });
   const writeOptions = {
     publish: writes.publish,
+    publishTombstones: writes.publishTombstones,
     indexMemory: writes.indexMemory ?? (() => Promise.resolve()),
+    unindexMemory: writes.unindexMemory ?? (() => Promise.resolve()),
   };
   return {
     service,
@@ -75,12 +77,16 @@ export function hydeClientOf(
   });
 }
 
-/** What the write rpcs need beyond the store (Remember). */
+/** What the write rpcs need beyond the store (Remember, Feedback). */
 export interface StackWrites {
-  /** The event log; absent: Remember answers FAILED_PRECONDITION. */
+  /** The event log; absent: Remember and Feedback answer FAILED_PRECONDITION. */
   publish?: PublishRecords | null;
+  /** Tombstones on the event log; absent: Feedback's deletions answer FAILED_PRECONDITION. */
+  publishTombstones?: PublishTombstones | null;
   /** Writes a memory into this stack's store now. */
   indexMemory?: (memory: Memory) => Promise<void>;
+  /** Removes a memory from this stack's store now. */
+  unindexMemory?: (memoryId: string) => Promise<void>;
 }
 
 /**
@@ -94,6 +100,21 @@ export function indexMemoryWith(
   return async (memory) => {
     const record = { topic: 'remember', partition: 0, offset: '0', key: memory.memoryId };
     await indexer.handleMemories([{ ...record, event: memory, headers: {} }]);
+    await settle();
+  };
+}
+
+/**
+ * A memory out of the store through the store's own indexer, as the tombstone the log's consumer
+ * will deliver (deleting an absent document is no error), then `settle`.
+ */
+export function unindexMemoryWith(
+  indexer: Pick<RetrievalIndexer, 'handleMemories'>,
+  settle: () => Promise<unknown> = () => Promise.resolve(),
+): (memoryId: string) => Promise<void> {
+  return async (memoryId) => {
+    const record = { topic: 'feedback', partition: 0, offset: '0', key: memoryId };
+    await indexer.handleMemories([{ ...record, event: null, headers: {} }]);
     await settle();
   };
 }

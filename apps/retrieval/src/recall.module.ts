@@ -12,7 +12,7 @@ import {
 } from '@nestjs/common';
 import { hydeClientOf } from './recall-stack';
 import { startRecallServer, type RecallServerRuntime } from './recall.runtime';
-import { publishRecordsTo } from './record-publisher';
+import { publishRecordsTo, publishTombstonesTo } from './record-publisher';
 
 /**
  * Runs the gRPC recall server for the life of a Nest application (`engram start --distributed`,
@@ -29,13 +29,15 @@ export class RecallServerService implements OnApplicationBootstrap, OnApplicatio
     const config = loadConfig();
     // GetFileNeighbors reads the observer's graph on Neo4j.
     this.graph = createNeo4jDriver(config.neo4j);
-    // Remember publishes on the contract topics (agent.lifecycle.v1, memory.memories.v1).
+    // Remember and Feedback publish on the contract topics (agent.lifecycle.v1,
+    // memory.memories.v1; Feedback's deletions as tombstones).
     const kafka = createKafka({ brokers: config.kafka.brokers, clientId: 'engram-recall' });
     const events = new KafkaEventLog(kafka, new AvroRegistry(config.schemaRegistry.url));
     this.events = events;
     await events.connect();
     this.runtime = await startRecallServer({
       publish: publishRecordsTo(events, config.topicPrefix),
+      publishTombstones: publishTombstonesTo(events, config.topicPrefix),
       elasticsearchUrl: config.elasticsearch.url,
       embedder: await createEmbedder(),
       indexPrefix: config.topicPrefix,

@@ -25,9 +25,14 @@ import { RecallGrpcController, TENANT_TOKENS } from './recall.grpc.controller';
 import { RECALL_PROTO_LOADER_OPTIONS, RECALL_PROTO_PACKAGE } from './recall-proto';
 import { ContextGrpcController, EpisodeHistoryGrpcController } from './recall-rpcs.grpc.controller';
 import { RecallService } from './recall.service';
-import { indexMemoryWith, recallStackOn, type RecallStack } from './recall-stack';
+import {
+  indexMemoryWith,
+  recallStackOn,
+  unindexMemoryWith,
+  type RecallStack,
+} from './recall-stack';
 import { FeedbackGrpcController, RememberGrpcController } from './remember.grpc.controller';
-import { FeedbackService } from './feedback.service';
+import { FeedbackService, type PublishTombstones } from './feedback.service';
 import { RememberService, type PublishRecords } from './remember.service';
 import { RetrievalIndexer } from './retrieval-indexer';
 import { elasticsearchRecallStore } from './recall-store';
@@ -46,20 +51,24 @@ export function createRecallStack(options: {
   ranking?: RankingConfig;
   /** The event log Remember publishes to (absent: Remember answers FAILED_PRECONDITION). */
   publish?: PublishRecords | null;
+  /** Feedback's tombstones (publishTombstonesTo); absent: deleting answers FAILED_PRECONDITION. */
+  publishTombstones?: PublishTombstones | null;
   /** The LLM of HyDE (hydeClientOf); absent: recall never uses HyDE. */
   hyde?: LlmClient | null;
 }): RecallStack {
   const { client, indices, embedder } = options;
   const indexer = new RetrievalIndexer(indices, embedder, BulkWriter.forClient(client));
+  // The next search sees the write.
+  const refresh = () => client.indices.refresh({ index: indices.memories });
   return recallStackOn(
     elasticsearchRecallStore(client, indices),
     embedder,
     options.ranking,
     {
       publish: options.publish,
-      indexMemory: indexMemoryWith(indexer, () =>
-        client.indices.refresh({ index: indices.memories }),
-      ),
+      publishTombstones: options.publishTombstones,
+      indexMemory: indexMemoryWith(indexer, refresh),
+      unindexMemory: unindexMemoryWith(indexer, refresh),
     },
     options.hyde ?? null,
   );
@@ -152,6 +161,8 @@ export interface RecallServerOptions extends RecallGrpcServerOptions {
   ranking?: RankingConfig;
   /** The event log Remember publishes to (absent: Remember answers FAILED_PRECONDITION). */
   publish?: PublishRecords | null;
+  /** Feedback's tombstones (publishTombstonesTo); absent: deleting answers FAILED_PRECONDITION. */
+  publishTombstones?: PublishTombstones | null;
   /** The LLM of HyDE (hydeClientOf); absent: recall never uses HyDE. */
   hyde?: LlmClient | null;
 }
@@ -167,8 +178,8 @@ export interface RecallServerRuntime extends RecallStack {
 
 /**
  * Serves engram.recall.v1 (schemas/proto/engram/recall/v1/recall.proto) over the
- * @nestjs/microservices gRPC transport on Elasticsearch (Remember, Feedback, AnalyzeImpact:
- * UNIMPLEMENTED).
+ * @nestjs/microservices gRPC transport on Elasticsearch (Remember and Feedback need `publish` and
+ * `publishTombstones`; GetFileNeighbors and AnalyzeImpact need `neighbours`).
  */
 export async function startRecallServer(
   options: RecallServerOptions,
@@ -182,6 +193,7 @@ export async function startRecallServer(
     embedder: options.embedder,
     ranking: options.ranking,
     publish: options.publish,
+    publishTombstones: options.publishTombstones,
     hyde: options.hyde ?? null,
   });
   try {

@@ -26,7 +26,13 @@ import { BulkWriter, type BulkSend, type RetrievalIndexNames } from '@engram/ela
 import type { DeliveredOrTombstone } from '@engram/kafka';
 import { Logger } from '@nestjs/common';
 import { CachingEmbedder } from './caching-embedder';
-import { indexMemoryWith, recallStackOn, type RecallStack } from './recall-stack';
+import type { PublishTombstones } from './feedback.service';
+import {
+  indexMemoryWith,
+  recallStackOn,
+  unindexMemoryWith,
+  type RecallStack,
+} from './recall-stack';
 import type { PublishRecords } from './remember.service';
 import type { RecallStore } from './recall-store';
 import { RetrievalIndexer } from './retrieval-indexer';
@@ -84,6 +90,8 @@ export function createEmbeddedRecallStack(options: {
   ranking?: RankingConfig;
   /** The event log Remember publishes to (absent: Remember answers FAILED_PRECONDITION). */
   publish?: PublishRecords | null;
+  /** Feedback's tombstones (publishTombstonesTo); absent: deleting answers FAILED_PRECONDITION. */
+  publishTombstones?: PublishTombstones | null;
   /** The LLM of HyDE (hydeClientOf); absent: recall never uses HyDE. */
   hyde?: LlmClient | null;
 }): RecallStack {
@@ -94,7 +102,12 @@ export function createEmbeddedRecallStack(options: {
     sqliteRecallStore(store),
     embedder,
     options.ranking,
-    { publish: options.publish, indexMemory: indexMemoryWith(indexer) },
+    {
+      publish: options.publish,
+      publishTombstones: options.publishTombstones,
+      indexMemory: indexMemoryWith(indexer),
+      unindexMemory: unindexMemoryWith(indexer),
+    },
     options.hyde ?? null,
   );
 }

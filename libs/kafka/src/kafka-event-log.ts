@@ -2,19 +2,26 @@ import { randomUUID } from 'node:crypto';
 import {
   DownstreamUnavailableError,
   errorMessage,
+  InvalidEventError,
   MisconfigurationError,
+  tombstoneKeyProblems,
   type EventLogPort,
   type LoggedEvent,
+  type LoggedEventOrTombstone,
   type PublishOptions,
+  type ReadOptions,
   type TopicCodec,
   type TopicDefinition,
 } from '@engram/core';
-import type { Admin, Kafka, Producer } from 'kafkajs';
+import { KafkaJSProtocolError, type Admin, type Kafka, type Producer } from 'kafkajs';
 import type { AvroRegistry } from './avro-registry';
-import { decodeDelivered } from './delivered-event';
+import { decodeDelivered, deliveredTombstone } from './delivered-event';
 import { EventEncoder } from './event-publisher';
 import { reliableProducerConfig } from './kafka-client';
 import { ensureTopics } from './topic-admin';
+
+/** Protocol errors of a partition whose leader is not (yet) where the metadata says. */
+const LEADER_MOVING = new Set(['LEADER_NOT_AVAILABLE', 'NOT_LEADER_FOR_PARTITION']);
 
 /**
  * The EventLogPort on Kafka + Schema Registry: publishing is EventPublisher's (Avro in the
@@ -70,24 +77,57 @@ export class KafkaEventLog implements EventLogPort {
     await this.producer.send({ topic: codec.topic, messages });
   }
 
+  async publishTombstones(
+    topic: string,
+    keys: string[],
+    options: PublishOptions = {},
+  ): Promise<void> {
+    const problems = tombstoneKeyProblems(keys);
+    if (problems.length > 0) {
+      throw new InvalidEventError(`${topic}: ${problems.join('; ')}`, { topic });
+    }
+    if (keys.length === 0) return;
+    // The producer's murmur2 partitioner puts each on partitionOfKey(key), as it does events;
+    // acks=all (the producer's default) makes them durable before send resolves.
+    await this.producer.send({
+      topic,
+      messages: keys.map((key) => ({ key, value: null, partition: options.partition })),
+    });
+  }
+
   async endOffsets(topic: string): Promise<number[]> {
-    const offsets = await this.admin.fetchTopicOffsets(topic);
+    const offsets = await this.fetchTopicOffsets(topic);
     const ends = new Array<number>(offsets.length).fill(0);
     for (const { partition, high } of offsets) ends[partition] = Number(high);
     return ends;
   }
 
+  read<E>(
+    codec: TopicCodec<E>,
+    partition: number,
+    fromOffset: number,
+    maxRecords: number,
+    options?: { tombstones?: false },
+  ): Promise<LoggedEvent<E>[]>;
+  read<E>(
+    codec: TopicCodec<E>,
+    partition: number,
+    fromOffset: number,
+    maxRecords: number,
+    options: ReadOptions,
+  ): Promise<LoggedEventOrTombstone<E>[]>;
   async read<E>(
     codec: TopicCodec<E>,
     partition: number,
     fromOffset: number,
     maxRecords: number,
-  ): Promise<LoggedEvent<E>[]> {
+    options: ReadOptions = {},
+  ): Promise<LoggedEventOrTombstone<E>[]> {
     const end = (await this.endOffsets(codec.topic))[partition];
     if (end === undefined) {
       throw new RangeError(`${codec.topic} has no partition ${partition}`);
     }
-    const records: LoggedEvent<E>[] = [];
+    const records: LoggedEventOrTombstone<E>[] = [];
     if (fromOffset >= end) return records;
     const consumer = this.kafka.consumer({
       groupId: `engram-read-${randomUUID()}`,
@@ -130,9 +170,21 @@ export class KafkaEventLog implements EventLogPort {
                   // Batches fetched before the seek took effect may repeat: keep offsets in order.
                   const offset = Number(message.offset);
                   if (offset < next) continue;
-                  const delivered = await decodeDelivered(this.registry, codec, partition, message);
-                  records.push({ ...delivered, offset });
                   next = offset + 1;
+                  if (message.value === null) {
+                    // A tombstone: an item only when asked for, else passed over (not counted).
+                    if (!options.tombstones) continue;
+                    const tombstone = deliveredTombstone(codec.topic, partition, message);
+                    records.push({ ...tombstone, offset });
+                  } else {
+                    const delivered = await decodeDelivered(
+                      this.registry,
+                      codec,
+                      partition,
+                      message,
+                    );
+                    records.push({ ...delivered, offset });
+                  }
                   if (records.length >= maxRecords) {
                     done = true;
                     finish();
@@ -152,5 +204,23 @@ export class KafkaEventLog implements EventLogPort {
       await consumer.disconnect();
     }
     return records;
+  }
+
+  /**
+   * The admin client retries a missing topic but gives up at once when a partition's leader is
+   * not ready yet — as happens for a moment after a topic is created: wait and ask again.
+   */
+  private async fetchTopicOffsets(
+    topic: string,
+    attempt = 0,
+  ): ReturnType<Admin['fetchTopicOffsets']> {
+    try {
+      return await this.admin.fetchTopicOffsets(topic);
+    } catch (error) {
+      if (!(error instanceof KafkaJSProtocolError) || !LEADER_MOVING.has(error.type)) throw error;
+      if (attempt >= 10) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100 * (attempt + 1)));
+      return this.fetchTopicOffsets(topic, attempt + 1);
+    }
   }
 }

@@ -1,8 +1,9 @@
-import type { EventLogPort, TopicCodec } from '@engram/core';
+import { isLoggedTombstone, type EventLogPort, type TopicCodec } from '@engram/core';
 
 /**
  * The latest event per key of a compacted topic (memory.proposals.v1, memory.memories.v1), on
  * any event log, read incrementally: each refresh reads only what was appended since the last.
+ * A tombstone deletes its key (a memory deleted through Feedback leaves the view).
  */
 export class CompactedView<E> {
   private readonly latest = new Map<string, E>();
@@ -32,8 +33,13 @@ export class CompactedView<E> {
     for (let partition = 0; partition < ends.length; partition += 1) {
       let from = this.readUpTo[partition] ?? 0;
       while (from < ends[partition]) {
-        const page = await this.log.read(this.codec, partition, from, this.pageSize);
-        for (const record of page) this.latest.set(this.codec.key(record.event), record.event);
+        const page = await this.log.read(this.codec, partition, from, this.pageSize, {
+          tombstones: true,
+        });
+        for (const record of page) {
+          if (isLoggedTombstone(record)) this.latest.delete(record.key);
+          else this.latest.set(this.codec.key(record.event), record.event);
+        }
         if (page.length > 0) from = page[page.length - 1].offset + 1;
         // A short page read to the end; on Kafka the offsets left are transaction markers.
         if (page.length < this.pageSize) from = Math.max(from, ends[partition]);

@@ -95,6 +95,17 @@ describe('engram memory-md', () => {
     );
   });
 
+  it('should leave out a memory a tombstone deleted (Feedback DELETE), and one published again after', async () => {
+    const memories = approvedMemories('acme', 'acme/api');
+    await publish(memories);
+    await port.publishTombstones(CODEC.topic, [memories[0].memoryId, memories[1].memoryId]);
+    await publish([{ ...memories[1], eventId: 'again', timestamp: memories[1].timestamp + 1 }]);
+    const report = await memoryMdReport(port, CODEC, {});
+    expect(report.memories).toBe(2);
+    expect(report.markdown).not.toContain(memories[0].content);
+    expect(report.markdown).toContain(memories[1].content);
+  });
+
   it('should ask for --project and --tenant when several would fit', async () => {
     await publish([
       ...approvedMemories('acme', 'acme/api'),

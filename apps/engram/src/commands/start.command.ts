@@ -1,4 +1,5 @@
 import { loadConfig, type EngramConfig } from '@engram/config';
+import { SqliteEventLogAdapter } from '@engram/embedded';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { Command } from 'commander';
@@ -6,6 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { DEFAULT_RECALL_GRPC_URL, serveRecallGrpc } from '../../../retrieval/src/recall.runtime';
 import { DistributedEngramModule } from '../distributed.module';
 import { hydeClientOf } from '../../../retrieval/src/recall-stack';
+import { publishTombstonesTo } from '../../../retrieval/src/record-publisher';
 import { createEmbeddedRecallStack } from '../../../retrieval/src/retrieval.embedded';
 import { startEmbeddedServices, type EmbeddedServices } from '../embedded-services';
 import { embeddedHookPublisher } from './hook.command';
@@ -80,7 +82,8 @@ interface EmbeddedGrpc {
 
 /**
  * The recall API over the embedded stores: the retrieval store the indexer writes (same model),
- * the SQLite observer graph for GetFileNeighbors, and the embedded log for Remember.
+ * the SQLite observer graph for GetFileNeighbors, and the embedded log for Remember and Feedback
+ * (whose deletions are tombstones the services' indexer also applies).
  */
 async function serveEmbeddedGrpc(
   config: EngramConfig,
@@ -93,6 +96,10 @@ async function serveEmbeddedGrpc(
     store: services.retrieval.store,
     embedder: services.retrieval.embedder,
     publish: events.publish,
+    publishTombstones: publishTombstonesTo(
+      new SqliteEventLogAdapter(services.log),
+      config.topicPrefix,
+    ),
     hyde: hydeClientOf(config.llm),
   });
   const close = async () => {

@@ -25,6 +25,8 @@ export interface RecallRpcsFixture {
   url: string;
   /** At least `count` records Remember published on a contract topic (read back from the log). */
   published(topic: 'agent.lifecycle.v1' | 'memory.memories.v1', count: number): Promise<Typed[]>;
+  /** The keys of the tombstones Feedback published on memory.memories.v1, in no given order. */
+  tombstones(topic: 'memory.memories.v1'): Promise<string[]>;
   close(): Promise<void>;
 }
 
@@ -410,7 +412,7 @@ export function describeRecallRpcs(name: string, makeFixture: () => Promise<Reca
       expect(globex.response).toMatchObject({ direct_dependents: [], memories: [] });
     });
 
-    it('Feedback: confirm, flag wrong and outdated update the memory at once; delete is refused', async () => {
+    it('Feedback: confirm, flag wrong and outdated update the memory at once', async () => {
       type Answer = { memory_id: string; applied: boolean; confidence: number; deleted: boolean };
       const feedback = (request: object, token?: string) =>
         call<Answer>(client, 'Feedback', { scope: SCOPE, ...request }, token);
@@ -452,11 +454,6 @@ export function describeRecallRpcs(name: string, makeFixture: () => Promise<Reca
         userVerified: false,
       });
       const refused: [object, number, string][] = [
-        [
-          { memory_id: 'inj-low', action: 'FEEDBACK_ACTION_DELETE' },
-          status.FAILED_PRECONDITION,
-          '',
-        ],
         [{ memory_id: 'inj-low' }, status.INVALID_ARGUMENT, 'action: '],
         [
           {
@@ -483,6 +480,60 @@ export function describeRecallRpcs(name: string, makeFixture: () => Promise<Reca
         'token-globex',
       );
       expect(foreign.error?.details).toMatch(/^memory_id: no memory/);
+    });
+
+    it('Feedback: delete and correct-as-duplicate delete the memory: a tombstone, gone from recall', async () => {
+      type Answer = { memory_id: string; applied: boolean; confidence: number; deleted: boolean };
+      const feedback = (request: object, token?: string) =>
+        call<Answer>(client, 'Feedback', { scope: SCOPE, ...request }, token);
+      const recalled = async (query: string) => {
+        const { response } = await call<{ results: { memory?: { memory_id: string } }[] }>(
+          client,
+          'Recall',
+          { scope: SCOPE, query, tier: 'TIER_MEMORIES' },
+        );
+        return response!.results.map((r) => r.memory?.memory_id);
+      };
+      const DELETE = 'FEEDBACK_ACTION_DELETE';
+      expect(await recalled('Polling the token')).toContain('inj-low');
+      // Another tenant's caller does not find it, and deletes nothing.
+      const foreign = await feedback({ memory_id: 'inj-low', action: DELETE }, 'token-globex');
+      expect(foreign.error?.code).toBe(status.INVALID_ARGUMENT);
+      expect(foreign.error?.details).toMatch(/^memory_id: no memory inj-low/);
+      expect(await recalled('Polling the token')).toContain('inj-low');
+
+      const deleted = await feedback({ memory_id: 'inj-low', action: DELETE, user_id: 'alice' });
+      expect(deleted.response).toEqual({
+        memory_id: 'inj-low',
+        applied: true,
+        confidence: 0,
+        deleted: true,
+      });
+      expect(await recalled('Polling the token')).not.toContain('inj-low');
+      const again = await feedback({ memory_id: 'inj-low', action: DELETE });
+      expect(again.error?.code).toBe(status.INVALID_ARGUMENT);
+      expect(again.error?.details).toMatch(/^memory_id: no memory inj-low in this project/);
+
+      const duplicate = (duplicateOf: string) =>
+        feedback({
+          memory_id: 'inj-stale',
+          action: 'FEEDBACK_ACTION_CORRECT',
+          reason: 'CORRECTION_REASON_DUPLICATE',
+          duplicate_of_memory_id: duplicateOf,
+        });
+      const query = 'old refresh helper must be imported first';
+      expect(await recalled(query)).toContain('inj-stale');
+      // A duplicate of a memory the project does not have (another tenant's) deletes nothing.
+      const ofForeign = await duplicate('globex-gotcha');
+      expect(ofForeign.error?.code).toBe(status.INVALID_ARGUMENT);
+      expect(ofForeign.error?.details).toMatch(/^duplicate_of_memory_id: no memory globex-gotcha/);
+      expect(await recalled(query)).toContain('inj-stale');
+      expect((await duplicate('inj-gotcha')).response).toMatchObject({
+        memory_id: 'inj-stale',
+        deleted: true,
+      });
+      expect(await recalled(query)).not.toContain('inj-stale');
+      expect((await fx.tombstones('memory.memories.v1')).sort()).toEqual(['inj-low', 'inj-stale']);
     });
 
     it('should measure the rpcs over gRPC (reported, not asserted)', async () => {

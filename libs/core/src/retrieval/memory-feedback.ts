@@ -8,7 +8,8 @@ import { InvalidRecallRequestError } from './retrieval-errors';
  * wrong, Delete). A person's word outranks any inference: confirming or correcting makes the
  * memory user-verified and at least USER_CONFIRMED_CONFIDENCE; "no longer applies" marks it stale
  * (never injected again, penalised in searches); "wrong" halves its confidence and sends it back
- * to review. The result is the memory's next version, written under the same id.
+ * to review. The result is the memory's next version, written under the same id. Deleting it,
+ * or correcting it as a duplicate of another memory, removes it: a tombstone under its id.
  */
 
 export const FEEDBACK_ACTIONS = ['confirm', 'correct', 'flag_wrong', 'delete'] as const;
@@ -73,12 +74,18 @@ export function parseFeedback(input: FeedbackInput): FeedbackRequest {
   };
 }
 
-/** Deleting (DELETE, or CORRECT as a duplicate) removes the memory instead of updating it. */
+/**
+ * Deleting (DELETE, or CORRECT as a duplicate of another memory) removes the memory instead of
+ * updating it: a tombstone of its id on memory.memories.v1, not a next version.
+ */
 export function feedbackDeletes(request: FeedbackRequest): boolean {
   return request.action === 'delete' || request.reason === 'duplicate';
 }
 
-/** The memory's next version after the feedback (for the actions that update it). */
+/**
+ * The memory's next version after the feedback, for the actions that update it (a deletion has
+ * no next version: see feedbackDeletes).
+ */
 export function applyFeedback(memory: Memory, request: FeedbackRequest, now: number): Memory {
   // A new version is a new event (the envelope's eventId is the idempotency key downstream).
   const eventId = idOf('feedback', memory.eventId, request.action, request.reason ?? '', now);

@@ -131,6 +131,69 @@ export function describeEventLogContract(
       expect((await log().read(codec, 0, 0, 100)).map((r) => r.event)).toEqual(published);
     });
 
+    it('should put a tombstone on the partition of its key, after the events, and read past it', async () => {
+      const codec = contractTestCodec(fixture.topicName('contract-tombstones'));
+      await log().ensureTopic({ topic: codec.topic, partitions: 2, compacted: true });
+      const before = events(6, 3);
+      const after = events(3, 3, 6);
+      await log().publish(codec, before);
+      await log().publishTombstones(codec.topic, ['session-1']);
+      await log().publish(codec, after);
+      // What each partition holds, in order: null marks the tombstone.
+      const written: { key: string; event: ContractEvent | null }[] = [
+        ...before.map((e) => ({ key: e.sessionId, event: e })),
+        { key: 'session-1', event: null },
+        ...after.map((e) => ({ key: e.sessionId, event: e })),
+      ];
+      const ends = await log().endOffsets(codec.topic);
+      for (let partition = 0; partition < 2; partition++) {
+        const expected = written
+          .filter((r) => partitionOfKey(r.key, 2) === partition)
+          .map((r, offset) => ({ ...r, offset }));
+        expect(ends[partition]).toBe(expected.length);
+        const all = await log().read(codec, partition, 0, 100, { tombstones: true });
+        expect(all.map(({ key, event, offset }) => ({ key, event, offset }))).toEqual(expected);
+        expect(all.every((r) => r.partition === partition && r.topic === codec.topic)).toBe(true);
+        // By default a tombstone is passed over, and not counted against maxRecords.
+        const eventsOnly = expected.filter((r) => r.event !== null);
+        const read = await log().read(codec, partition, 0, eventsOnly.length);
+        expect(read.map(({ key, event, offset }) => ({ key, event, offset }))).toEqual(eventsOnly);
+      }
+      const home = partitionOfKey('session-1', 2);
+      const tombstoneAt = written
+        .filter((r) => partitionOfKey(r.key, 2) === home)
+        .findIndex((r) => r.event === null);
+      const [tombstone] = await log().read(codec, home, tombstoneAt, 1, { tombstones: true });
+      expect(tombstone).toMatchObject({ event: null, key: 'session-1', offset: tombstoneAt });
+      const [next] = await log().read(codec, home, tombstoneAt, 1);
+      expect(next.offset).toBe(tombstoneAt + 1);
+      expect(next.event).not.toBeNull();
+      expect(await log().read(codec, home, ends[home], 10, { tombstones: true })).toEqual([]);
+    });
+
+    it('should pin tombstones to a named partition, and refuse empty keys writing none', async () => {
+      const topic = fixture.topicName('contract-tombstone-keys');
+      await log().ensureTopic({ topic, partitions: 3, compacted: true });
+      const pinned = (partitionOfKey('session-0', 3) + 1) % 3;
+      await log().publishTombstones(topic, ['session-0', 'session-2'], { partition: pinned });
+      const ends = [0, 0, 0];
+      ends[pinned] = 2;
+      expect(await log().endOffsets(topic)).toEqual(ends);
+      const codec = contractTestCodec(topic);
+      const read = await log().read(codec, pinned, 0, 10, { tombstones: true });
+      expect(read.map((r) => [r.key, r.event])).toEqual([
+        ['session-0', null],
+        ['session-2', null],
+      ]);
+      expect(await log().read(codec, pinned, 0, 10)).toEqual([]);
+
+      for (const bad of [['session-1', ''], [' '], ['session-1', null as unknown as string]]) {
+        await expect(log().publishTombstones(topic, bad)).rejects.toThrow(InvalidEventError);
+      }
+      await log().publishTombstones(topic, []);
+      expect(await log().endOffsets(topic)).toEqual(ends);
+    });
+
     it('should refuse a batch holding an invalid event and write none of it', async () => {
       const codec = contractTestCodec(fixture.topicName('contract-invalid'));
       await log().ensureTopic({ topic: codec.topic, partitions: 1 });
