@@ -5,7 +5,8 @@ import { DistillerModule } from './distiller.module';
 /** The distiller service (SPEC §8): `node dist/apps/distiller/src/main.js`. */
 async function main(): Promise<void> {
   const app = await NestFactory.createApplicationContext(DistillerModule);
-  app.enableShutdownHooks();
+  // Exit 0 once the service has stopped (by default Nest re-sends itself the signal).
+  app.enableShutdownHooks(undefined, { useProcessExit: true });
 }
 
 main().catch((error: unknown) => {

@@ -9,7 +9,8 @@ async function main(): Promise<void> {
     module: RetrievalModule,
     imports: [RecallServerModule],
   });
-  app.enableShutdownHooks();
+  // Exit 0 once the service has stopped (by default Nest re-sends itself the signal).
+  app.enableShutdownHooks(undefined, { useProcessExit: true });
 }
 
 main().catch((error: unknown) => {

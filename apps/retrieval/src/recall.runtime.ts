@@ -145,7 +145,9 @@ export async function serveRecallGrpc(
         loader: { ...RECALL_PROTO_LOADER_OPTIONS },
         onLoadPackageDefinition: addHealthAndReflection,
       },
-      logger: options.logger ?? ['warn', 'error'],
+      // Absent: the process's own log levels (Nest's logger setting is global, so a default
+      // here would silence the services started beside this server).
+      ...(options.logger !== undefined && { logger: options.logger }),
     },
   );
   await listenOrExplain(app, url, 'ENGRAM_RECALL_GRPC_URL');

@@ -5,7 +5,8 @@ import { SegmenterModule } from './segmenter.module';
 /** The segmenter service (SPEC §4): `node dist/apps/segmenter/src/main.js`. */
 async function main(): Promise<void> {
   const app = await NestFactory.createApplicationContext(SegmenterModule);
-  app.enableShutdownHooks();
+  // Exit 0 once the service has stopped (by default Nest re-sends itself the signal).
+  app.enableShutdownHooks(undefined, { useProcessExit: true });
 }
 
 main().catch((error: unknown) => {

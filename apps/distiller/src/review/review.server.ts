@@ -56,7 +56,9 @@ export async function startReviewServer(options: ReviewServerOptions): Promise<R
         loader: { ...REVIEW_PROTO_LOADER_OPTIONS },
         onLoadPackageDefinition: addHealthAndReflection,
       },
-      logger: options.logger ?? ['warn', 'error'],
+      // Absent: the process's own log levels (Nest's logger setting is global, so a default
+      // here would silence the services started beside this server).
+      ...(options.logger !== undefined && { logger: options.logger }),
     },
   );
   await listenOrExplain(app, options.url, 'ENGRAM_REVIEW_GRPC_URL');

@@ -146,12 +146,13 @@ async function startDistributed(config: EngramConfig, checkOnly: boolean): Promi
   const app = await NestFactory.createApplicationContext(DistributedEngramModule, {
     logger: ['log', 'warn', 'error'],
   });
-  app.enableShutdownHooks();
+  // Exit 0 once the services have stopped (by default Nest re-sends itself the signal).
+  app.enableShutdownHooks(undefined, { useProcessExit: true });
   new Logger('engram').log(
     'running distributed: segmenter (→ memory.episode-boundaries.v1, memory.episodes.v1, ' +
       'memory.thread-links.v1), observer (→ Neo4j graph, memory.memories.v1), distiller ' +
       '(→ memory.memories.v1, episode summaries; LLM when ENGRAM_LLM_* is set), retrieval indexer ' +
-      '(→ Elasticsearch) and the gRPC recall API (127.0.0.1:50051). ' +
+      `(→ Elasticsearch) and the gRPC recall API (${config.recall.grpcUrl}). ` +
       'Ctrl-C stops them.',
   );
 }
