@@ -359,7 +359,19 @@ describe('engram start --distributed, end to end', () => {
     );
     // Nothing replayed yet: the run's project is empty.
     expect(answer.neighbors).toEqual([]);
-  }, 100_000);
+    // The operator is told it runs, and where (the gRPC servers once silenced these lines).
+    await until(
+      'the running line',
+      () => {
+        const said = engram!.output.join('');
+        const printed =
+          said.includes('running distributed') &&
+          said.includes(`gRPC recall API (${env.ENGRAM_RECALL_GRPC_URL})`);
+        return Promise.resolve(printed ? true : undefined);
+      },
+      30_000,
+    );
+  }, 130_000);
 
   it('should take the recorded session through `engram replay --wait --distributed`', async () => {
     engram!.assertRunning();
