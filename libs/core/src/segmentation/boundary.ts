@@ -50,26 +50,24 @@ export function decideBoundary(
   settings: SegmenterSettings,
 ): BoundaryVerdict {
   const afterLongGap = prompt.gapMs > prompt.timeoutMs;
-  if (!afterLongGap && wordCount(prompt.text) < settings.tersePromptWords) {
+  const terseWords = settings.tersePromptWords;
+  if (!afterLongGap && wordCount(prompt.text, terseWords) < terseWords) {
     return { boundary: false, keywords: [], rule: 'terse', similarity: null, threshold: null };
   }
   const keywords = prompt.keywords ?? intentKeywords(prompt.text);
-  const continuation = (rule: BoundaryRule): BoundaryVerdict => ({
-    boundary: false,
-    keywords,
-    rule,
-    similarity: null,
-    threshold: null,
-  });
   if (!afterLongGap && keywords.length < settings.minIntentKeywords) {
-    return continuation('low_signal');
+    return continuation(keywords, 'low_signal');
   }
-  if (episode.bag.length === 0 && !afterLongGap) return continuation('seeds_bag');
+  if (episode.bag.length === 0 && !afterLongGap) return continuation(keywords, 'seeds_bag');
   const similarity = promptSimilarity(episode, { keywords, embedding: prompt.embedding }, settings);
   const base = settings.mode === 'hybrid' ? settings.hybridThreshold : settings.boundaryThreshold;
   const threshold = gapAdjustedThreshold(base, prompt.gapMs, prompt.timeoutMs, settings);
   const boundary = similarity < threshold;
   return { boundary, keywords, rule: boundary ? 'intent_shift' : 'similar', similarity, threshold };
+}
+
+function continuation(keywords: readonly string[], rule: BoundaryRule): BoundaryVerdict {
+  return { boundary: false, keywords, rule, similarity: null, threshold: null };
 }
 
 /** Jaccard in keyword mode; in hybrid mode blended with the cosine to the episode centroid. */

@@ -1,5 +1,6 @@
 import stem from 'wink-porter2-stemmer';
 import { eng as ENGLISH_STOP_WORDS } from 'stopword';
+import { BoundedMemo } from './bounded-memo';
 
 /**
  * Words that carry no intent in a developer's prompt to an agent, on top of the general English
@@ -108,35 +109,62 @@ const WORD_PATTERN = /[a-z0-9]+/g;
  * and tokens under 3 characters dropped, each word Porter2-stemmed.
  */
 export function intentKeywords(text: string): string[] {
-  const keywords = new Set<string>();
-  for (const token of text.split(/\s+/)) {
-    if (token === '') continue;
-    for (const keyword of tokenKeywords(token)) keywords.add(keyword);
-  }
-  return [...keywords];
-}
-
-// A developer's vocabulary is small and repetitive: the keywords of a whitespace token are
-// memoised (bounded: dropped when full, so memory stays flat on any input). Profiling showed
-// identifier splitting and Porter2's regexes dominating the segmenter's cost before this.
-const TOKEN_CACHE_LIMIT = 100_000;
-const tokenCache = new Map<string, readonly string[]>();
-
-function tokenKeywords(token: string): readonly string[] {
-  let keywords = tokenCache.get(token);
-  if (keywords === undefined) {
-    if (tokenCache.size >= TOKEN_CACHE_LIMIT) tokenCache.clear();
-    keywords = computeTokenKeywords(token);
-    tokenCache.set(token, keywords);
+  // The whitespace tokens of `text.split(/\s+/)`, found by a scan (no regex, no token array).
+  const keywords: string[] = [];
+  let seen: Set<string> | null = null;
+  let start = -1;
+  for (let i = 0; i <= text.length; i += 1) {
+    if (i < text.length && !isRegExpSpace(text.charCodeAt(i))) {
+      if (start < 0) start = i;
+      continue;
+    }
+    if (start < 0) continue;
+    // A token under MIN_TOKEN_LENGTH characters has no keywords (nor a file name): no lookup.
+    const token = i - start < MIN_TOKEN_LENGTH ? null : text.slice(start, i);
+    start = -1;
+    if (token === null) continue;
+    for (const keyword of tokenKeywords.get(token)) {
+      // A prompt has a few keywords: a linear scan beats a Set until it has many.
+      if (seen === null) {
+        if (keywords.includes(keyword)) continue;
+        keywords.push(keyword);
+        if (keywords.length >= SMALL_SET) seen = new Set(keywords);
+      } else if (!seen.has(keyword)) {
+        seen.add(keyword);
+        keywords.push(keyword);
+      }
+    }
   }
   return keywords;
 }
 
+const SMALL_SET = 32;
+
 /**
- * One whitespace token's keywords. A token with a slash or a file name is a path: its base name
- * ("refresh.ts") names one file exactly and is kept whole, its parts only name topics.
+ * Whether a UTF-16 code unit matches `\s` (ECMAScript WhiteSpace and LineTerminator: tab, line
+ * feed, vertical tab, form feed, carriage return, space, U+00A0, U+1680, U+2000–U+200A, U+2028,
+ * U+2029, U+202F, U+205F, U+3000, U+FEFF). A spec checks it against the regex on every code unit.
  */
-function computeTokenKeywords(token: string): string[] {
+export function isRegExpSpace(code: number): boolean {
+  if (code <= 32) return code === 32 || (code >= 9 && code <= 13);
+  if (code < 0xa0) return false;
+  if (code === 0xa0 || code === 0x1680 || code === 0x3000 || code === 0xfeff) return true;
+  if (code < 0x2000) return false;
+  return code <= 0x200a || code === 0x2028 || code === 0x2029 || code === 0x202f || code === 0x205f;
+}
+
+// A developer's vocabulary is small and repetitive: the keywords of a whitespace token are
+// memoised. Profiling showed identifier splitting and Porter2's regexes dominating the segmenter's
+// cost before this. Bounded, so memory stays flat on any input: at most 100k tokens of at most
+// 128 characters (a few tens of MB at worst); longer ones (long URLs or paths, rare) are computed.
+const tokenKeywords = new BoundedMemo<readonly string[]>(keywordsOfToken, 100_000, 128);
+
+/**
+ * One whitespace token's keywords (what intentKeywords memoises). A token with a slash or a file
+ * name is a path: its base name ("refresh.ts") names one file exactly and is kept whole, its
+ * parts only name topics.
+ */
+export function keywordsOfToken(token: string): string[] {
   const keywords: string[] = [];
   const bare = token.replace(EDGE_PUNCTUATION, '');
   if (bare.includes('/') || FILE_NAME.test(bare)) {
@@ -175,7 +203,8 @@ export function jaccard(a: Iterable<string>, b: Iterable<string>): number {
  */
 export function jaccardOfUnique(a: readonly string[], b: readonly string[]): number {
   if (a.length === 0 && b.length === 0) return 0;
-  const [small, large] = a.length <= b.length ? [a, b] : [b, a];
+  const small = a.length <= b.length ? a : b;
+  const large = a.length <= b.length ? b : a;
   let shared = 0;
   if (large.length <= 64) {
     for (const item of small) if (large.includes(item)) shared += 1;
@@ -186,15 +215,22 @@ export function jaccardOfUnique(a: readonly string[], b: readonly string[]): num
   return shared / (a.length + b.length - shared);
 }
 
-/** Whitespace-separated words: the seed's terse-prompt rule counts these. */
-export function wordCount(text: string): number {
+/**
+ * Whitespace-separated words: the seed's terse-prompt rule counts these. With `stopAt` ≥ 1,
+ * counting stops there (the rule only asks whether a prompt has fewer than 5 words):
+ * `wordCount(text, n) === Math.min(wordCount(text), n)`.
+ */
+export function wordCount(text: string, stopAt = Infinity): number {
   // A scan, not split(): it runs on every prompt and allocates nothing.
   let words = 0;
   let inWord = false;
   for (let i = 0; i < text.length; i += 1) {
     const code = text.charCodeAt(i);
     const space = code === 32 || (code >= 9 && code <= 13) || code === 160;
-    if (!space && !inWord) words += 1;
+    if (!space && !inWord) {
+      words += 1;
+      if (words >= stopAt) return words;
+    }
     inWord = !space;
   }
   return words;

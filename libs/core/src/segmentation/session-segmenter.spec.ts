@@ -135,6 +135,35 @@ describe('segmentPrompt — seed 000 boundary rules', () => {
     expect(state.episode!.userPromptCount).toBe(2);
   });
 
+  it('should publish snapshots that later prompts do not change', () => {
+    const { outputs, state } = run([
+      { text: 'add retry with exponential backoff to the kafka consumer loop' },
+      { text: 'the kafka consumer retry should also cap the backoff at thirty seconds', gap: 50 },
+      { text: 'ok push', gap: 20 },
+      { text: 'profile the recall latency of the retrieval service under fifty queries', gap: 40 },
+      { text: 'the recall latency of the retrieval service is dominated by knn search', gap: 40 },
+    ]);
+    const [opened, closed, reopened] = outputs;
+    // The opened snapshot is the episode at its first prompt, not the episode it grew into.
+    expect(opened.kind).toBe('opened');
+    expect(opened.episode.sourceEventIds).toEqual(['event-1']);
+    expect(opened.episode.userPromptCount).toBe(1);
+    expect(opened.episode.intentKeywords).not.toContain('thirti');
+    expect(opened.episode.intent).toBe(
+      'add retry with exponential backoff to the kafka consumer loop',
+    );
+    // The closed one is the episode as it closed.
+    expect(closed.kind).toBe('closed');
+    expect(closed.episode.sourceEventIds).toEqual(['event-1', 'event-2', 'event-3']);
+    expect(closed.episode.intentKeywords).toContain('thirti');
+    expect(closed.episode.userPromptCount).toBe(3);
+    expect(reopened.kind).toBe('opened');
+    expect(reopened.episode.sourceEventIds).toEqual(['event-4']);
+    expect(state.episode!.sourceEventIds).toEqual(['event-4', 'event-5']);
+    expect(state.episode!.bag).toEqual(expect.arrayContaining(reopened.episode.intentKeywords));
+    expect(state.episode!.bag.length).toBeGreaterThan(reopened.episode.intentKeywords.length);
+  });
+
   it('should evaluate a terse prompt after a gap longer than the thread timeout', () => {
     const { decisions } = run([
       { text: 'add retry with exponential backoff to the kafka consumer loop' },

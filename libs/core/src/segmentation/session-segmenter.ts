@@ -1,4 +1,5 @@
-import { uuidV5 } from '../ids/deterministic-id';
+import { ENGRAM_ID_NAMESPACE } from '../ids/deterministic-id';
+import { uuidV5Of } from '../ids/sha1-uuid-v5';
 import { InvalidEventError } from '../errors/engram-error';
 import { decideBoundary, type BoundaryRule } from './boundary';
 import { intentKeywords } from './intent-keywords';
@@ -159,12 +160,18 @@ export interface StepContext {
 
 const RECENT_EVENT_IDS = 256;
 
+/**
+ * `uuidV5` of deterministic-id.ts, with the SHA-1 in JavaScript: the native hash call behind one
+ * id per episode cost a third of the segmenter's time (see sha1-uuid-v5.ts).
+ */
+const engramUuidV5 = uuidV5Of(ENGRAM_ID_NAMESPACE);
+
 export function episodeIdOf(sessionId: string, firstPromptId: number): string {
-  return uuidV5(`${sessionId}:${firstPromptId}`);
+  return engramUuidV5(`${sessionId}:${firstPromptId}`);
 }
 
 export function implicitThreadIdOf(sessionId: string, firstPromptId: number): string {
-  return uuidV5(`${sessionId}:thread:${firstPromptId}`);
+  return engramUuidV5(`${sessionId}:thread:${firstPromptId}`);
 }
 
 export function newSessionState(
@@ -412,11 +419,14 @@ function continueOrSplit(
       outputs,
       verdict.keywords,
     );
-    return {
-      ...openedDecision(state, prompt, verdict.rule, 'intent_shift'),
-      similarity: verdict.similarity,
-      threshold: verdict.threshold,
-    };
+    return openedDecision(
+      state,
+      prompt,
+      verdict.rule,
+      'intent_shift',
+      verdict.similarity,
+      verdict.threshold,
+    );
   }
   addPrompt(episode, prompt, verdict.keywords, verdict.rule === 'terse' ? null : embedding);
   return {
@@ -484,16 +494,17 @@ function openEpisode(
     lastPromptId: prompt.promptId,
     startedAt: prompt.timestamp,
     lastActivityAt: prompt.timestamp,
-    bag: [],
-    centroidSum: null,
-    centroidCount: 0,
-    userPromptCount: 0,
-    intent: null,
+    // intentKeywords() has no repeats, so this is the bag addPrompt() would build from [].
+    bag: keywords.slice(),
+    centroidSum: embedding ? [...embedding] : null,
+    centroidCount: embedding ? 1 : 0,
+    userPromptCount: 1,
+    intent: keywords.length > 0 ? prompt.text : null,
     parentEpisodeId,
-    sourceEventIds: [],
+    // Built at their size (not grown from []): an episode is kept for as long as it is open.
+    sourceEventIds: [prompt.eventId],
     openedBy: reason === 'new' ? null : reason,
   };
-  addPrompt(episode, prompt, keywords, embedding);
   state.episode = episode;
   outputs.push({
     kind: 'opened',
@@ -519,7 +530,8 @@ function closeEpisode(
   outputs.push({
     kind: 'closed',
     at: endedAt,
-    episode: snapshot(state, episode, endedAt),
+    // The episode leaves the state here, never to change again: its snapshot takes its arrays.
+    episode: snapshot(state, episode, endedAt, false),
     reason,
     similarity,
     threshold,
@@ -531,6 +543,7 @@ function snapshot(
   state: SessionState,
   episode: OpenEpisode,
   endedAt: number | null,
+  copyArrays = true,
 ): EpisodeSnapshot {
   return {
     episodeId: episode.episodeId,
@@ -543,11 +556,11 @@ function snapshot(
     lastPromptId: episode.lastPromptId,
     startedAt: episode.startedAt,
     endedAt,
-    intentKeywords: [...episode.bag],
+    intentKeywords: copyArrays ? episode.bag.slice() : episode.bag,
     intent: episode.intent,
     userPromptCount: episode.userPromptCount,
     parentEpisodeId: episode.parentEpisodeId,
-    sourceEventIds: [...episode.sourceEventIds],
+    sourceEventIds: copyArrays ? episode.sourceEventIds.slice() : episode.sourceEventIds,
   };
 }
 
@@ -556,6 +569,8 @@ function openedDecision(
   prompt: SegmenterPrompt,
   rule: PromptDecision['rule'],
   reason: BoundaryReason | 'new' | null,
+  similarity: number | null = null,
+  threshold: number | null = null,
 ): PromptDecision {
   return {
     eventId: prompt.eventId,
@@ -565,8 +580,8 @@ function openedDecision(
     episodeId: state.episode!.episodeId,
     boundary: true,
     reason: reason === 'new' || reason === null ? null : reason,
-    similarity: null,
-    threshold: null,
+    similarity,
+    threshold,
     rule,
   };
 }

@@ -9,6 +9,7 @@ import {
   type SegmenterOutput,
   type SegmenterPrompt,
   type SessionState,
+  type StepContext,
 } from './session-segmenter';
 
 export interface StreamSegmenterOptions {
@@ -36,7 +37,16 @@ export class StreamSegmenter {
   private clock = 0;
   private sinceSweep = 0;
 
-  constructor(private readonly options: StreamSegmenterOptions) {}
+  /** The step context of a prompt without an embedding (one object, not one per prompt). */
+  private readonly keywordContext: StepContext;
+
+  constructor(private readonly options: StreamSegmenterOptions) {
+    this.keywordContext = {
+      settings: options.settings,
+      embedding: null,
+      findParent: options.findParent,
+    };
+  }
 
   get openSessions(): number {
     return this.sessions.size;
@@ -48,13 +58,17 @@ export class StreamSegmenter {
 
   /** Segments one prompt. Throws InvalidEventError (state untouched) for a prompt it cannot place. */
   push(prompt: SegmenterPrompt, embedding: readonly number[] | null = null): PushResult {
-    const { settings, findParent } = this.options;
-    const result = segmentPrompt(this.sessions.get(prompt.sessionId), prompt, {
-      settings,
-      embedding,
-      findParent,
-    });
-    if (result.decision.rule !== 'duplicate') this.put(result.state);
+    const existing = this.sessions.get(prompt.sessionId);
+    const result = segmentPrompt(
+      existing,
+      prompt,
+      embedding === null ? this.keywordContext : { ...this.keywordContext, embedding },
+    );
+    if (result.decision.rule !== 'duplicate') {
+      // States are updated in place: only a new session needs a new entry.
+      if (result.state !== existing) this.sessions.set(result.state.sessionId, result.state);
+      this.changed.set(result.state.sessionId, result.state);
+    }
     this.clock = Math.max(this.clock, prompt.timestamp);
     this.sinceSweep += 1;
     if (this.sinceSweep < (this.options.sweepEvery ?? 10_000)) return result;
