@@ -3,18 +3,27 @@ import { join } from 'node:path';
 import {
   applyAccessUpdate,
   MisconfigurationError,
+  significantQueryTerms,
   type AccessUpdate,
   type ModelVector,
   type RankedHit,
   type RecallScope,
   type SessionActivity,
 } from '@engram/core';
-import BetterSqlite3, { type Database } from 'better-sqlite3';
+import BetterSqlite3, { type Database, type Statement } from 'better-sqlite3';
+import {
+  FTS_TOKENIZER,
+  LexicalIndexes,
+  lexicalScope,
+  type LexicalHit,
+  type LexicalIndexOptions,
+} from './lexical-index';
 import { classifyStorageError } from './sqlite-event-log';
 import { VectorIndexes, type VectorIndexOptions, type VectorNeighbour } from './vector-index';
 import { blobVector } from './vector-index-exact';
 
-// The three retrieval tiers of SPEC §7 on SQLite (embedded mode): FTS5 for BM25 and kNN by
+// The three retrieval tiers of SPEC §7 on SQLite (embedded mode): FTS5 for BM25 (answered from
+// in-memory postings with FTS5's own scores once they pay: lexical-index.ts) and kNN by
 // VectorIndexes (exact scan, or an HNSW graph for large scopes: vector-index.ts), behind the
 // same RecallStore port as the Elasticsearch indices. Documents
 // are the ones the indexer builds for Elasticsearch (same builders, same ids), stored as JSON;
@@ -55,6 +64,8 @@ export interface SqliteRetrievalStoreOptions {
   fileName?: string;
   /** When kNN uses the ANN graph instead of the exact scan (vector-index.ts). */
   vectorIndex?: VectorIndexOptions;
+  /** When BM25 is answered from in-memory postings instead of FTS5 (lexical-index.ts). */
+  lexicalIndex?: LexicalIndexOptions;
 }
 
 /** The fields of a retrieval document the store reads (SearchFields plus the envelope). */
@@ -83,7 +94,7 @@ CREATE INDEX IF NOT EXISTS retrieval_documents_sessions
 ${RETRIEVAL_STORE_TIERS.map(
   // Contentless: the text is in the document already; contentless_delete lets upserts replace it.
   (tier) => `CREATE VIRTUAL TABLE IF NOT EXISTS ${ftsTable(tier)} USING fts5(
-  text, tokenize = 'porter unicode61', content = '', contentless_delete = 1);`,
+  text, tokenize = '${FTS_TOKENIZER}', content = '', contentless_delete = 1);`,
 ).join('\n')}
 `;
 
@@ -104,16 +115,27 @@ const ENGLISH_STOP_WORDS = new Set(
   ).split(' '),
 );
 
+/** The words of a free-text query, lower case, each once, in order, without stop words. */
+export function queryWords(text: string): string[] {
+  return [
+    ...new Set(
+      (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => !ENGLISH_STOP_WORDS.has(w)),
+    ),
+  ];
+}
+
 /**
- * The FTS5 query for a free-text query: its words, OR-ed like Elasticsearch's `match`, each
- * quoted so that no word is read as FTS5 syntax (NEAR, AND, column filters, `*`). Null when no
- * word is left (nothing can match lexically).
+ * The FTS5 query for words: OR-ed like Elasticsearch's `match`, each quoted so that no word is
+ * read as FTS5 syntax (NEAR, AND, column filters, `*`). Null when there is no word (nothing can
+ * match lexically).
  */
+function ftsMatch(words: readonly string[]): string | null {
+  return words.length === 0 ? null : words.map((word) => `"${word}"`).join(' OR ');
+}
+
+/** The FTS5 query for a free-text query (`queryWords`, OR-ed); null when no word is left. */
 export function ftsQuery(text: string): string | null {
-  const words = new Set(
-    (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => !ENGLISH_STOP_WORDS.has(w)),
-  );
-  return words.size === 0 ? null : [...words].map((word) => `"${word}"`).join(' OR ');
+  return ftsMatch(queryWords(text));
 }
 
 // ---- filters ----
@@ -324,6 +346,12 @@ const SOURCES_OF = `
 SELECT rid, id, doc, embedding, embedding_model FROM retrieval_documents
 WHERE rid IN (SELECT value FROM json_each(?))`;
 
+/** The memory map of the database file (see the constructor). */
+const MMAP_BYTES = 1024 ** 3;
+
+/** Prepared statements kept per store; past it the cache starts again. */
+const MAX_STATEMENTS = 200;
+
 /**
  * The retrieval store of embedded mode: one SQLite file (`retrieval.db` in the data directory),
  * written by the embedded indexer, read by RecallService through the RecallStore port.
@@ -336,6 +364,8 @@ export class SqliteRetrievalStore {
   readonly path: string;
   private readonly db: Database;
   private readonly vectors: VectorIndexes;
+  private readonly lexicalIndexes: LexicalIndexes;
+  private readonly statements = new Map<string, Statement>();
 
   private constructor(options: SqliteRetrievalStoreOptions) {
     mkdirSync(options.dataDir, { recursive: true });
@@ -348,8 +378,15 @@ export class SqliteRetrievalStore {
         `${this.path}: SQLite refused WAL mode (journal_mode=${mode}); put --data-dir on a local disk`,
       );
     }
+    // Reads through a memory map rather than a read() per page: a BM25 query on FTS5 looks up
+    // the row of each match (documents with their vectors: ~2 KB each, scattered), which at 100k
+    // memories halved its time. Address space only; the OS page cache holds the pages either way.
+    this.db.pragma(`mmap_size = ${MMAP_BYTES}`);
     this.db.exec(SCHEMA);
     this.vectors = new VectorIndexes(this.db, options.dataDir, options.vectorIndex);
+    this.lexicalIndexes = new LexicalIndexes(this.db, (tier) => ftsTable(tierOf(tier)), {
+      ...options.lexicalIndex,
+    });
   }
 
   static open(options: SqliteRetrievalStoreOptions): SqliteRetrievalStore {
@@ -359,7 +396,22 @@ export class SqliteRetrievalStore {
   close(): void {
     if (!this.db.open) return;
     this.vectors.close();
+    this.lexicalIndexes.close();
+    this.statements.clear();
     this.db.close();
+  }
+
+  /**
+   * Builds (or brings up to date) a tier's in-memory BM25 postings now rather than when its
+   * FTS5 queries have paid for them (benchmarks; a server that wants its first recalls fast).
+   */
+  warmLexical(tier: string): void {
+    this.lexicalIndexes.warm(tierOf(tier));
+  }
+
+  /** Whether BM25 on the tier is answered from in-memory postings (else FTS5). */
+  lexicalInMemory(tier: string): boolean {
+    return this.lexicalIndexes.holds(tierOf(tier));
   }
 
   /** Builds or replays a scope's kNN graph now rather than at its first recall (reindex). */
@@ -397,42 +449,36 @@ export class SqliteRetrievalStore {
 
   private apply(op: RetrievalStoreOperation): RetrievalWriteResult {
     const tier = tierOf(op.index);
-    const existing = this.db
-      .prepare(
-        'SELECT rid, tenant_id, project_id FROM retrieval_documents WHERE tier = ? AND id = ?',
-      )
-      .get(tier, op.id) as { rid: number; tenant_id: string; project_id: string } | undefined;
+    const existing = this.statement(
+      'SELECT rid, tenant_id, project_id FROM retrieval_documents WHERE tier = ? AND id = ?',
+    ).get(tier, op.id) as { rid: number; tenant_id: string; project_id: string } | undefined;
     if (existing) {
       this.vectors.changed(tier, existing.tenant_id, existing.project_id, existing.rid);
-      this.db.prepare(`DELETE FROM ${ftsTable(tier)} WHERE rowid = ?`).run(existing.rid);
+      this.statement(`DELETE FROM ${ftsTable(tier)} WHERE rowid = ?`).run(existing.rid);
     }
     if (op.action === 'delete') {
       if (!existing) return 'not_found';
-      this.db.prepare('DELETE FROM retrieval_documents WHERE rid = ?').run(existing.rid);
+      this.statement('DELETE FROM retrieval_documents WHERE rid = ?').run(existing.rid);
       return 'deleted';
     }
     const row = documentRow(tier, op.id, op.document);
     const rid = existing
-      ? (this.db
-          .prepare(
-            `UPDATE retrieval_documents SET tenant_id = @tenantId, project_id = @projectId,
+      ? (this.statement(
+          `UPDATE retrieval_documents SET tenant_id = @tenantId, project_id = @projectId,
              session_id = @sessionId, activity_at = @activityAt, doc = @doc,
              embedding = @embedding, embedding_model = @embeddingModel,
              embedding_dims = @embeddingDims WHERE rid = @rid`,
-          )
-          .run({ ...row, rid: existing.rid }),
+        ).run({ ...row, rid: existing.rid }),
         existing.rid)
       : Number(
-          this.db
-            .prepare(
-              `INSERT INTO retrieval_documents (tier, id, tenant_id, project_id, session_id,
+          this.statement(
+            `INSERT INTO retrieval_documents (tier, id, tenant_id, project_id, session_id,
                activity_at, doc, embedding, embedding_model, embedding_dims)
                VALUES (@tier, @id, @tenantId, @projectId, @sessionId, @activityAt, @doc,
                @embedding, @embeddingModel, @embeddingDims)`,
-            )
-            .run(row).lastInsertRowid,
+          ).run(row).lastInsertRowid,
         );
-    this.db.prepare(`INSERT INTO ${ftsTable(tier)} (rowid, text) VALUES (?, ?)`).run(rid, row.text);
+    this.statement(`INSERT INTO ${ftsTable(tier)} (rowid, text) VALUES (?, ?)`).run(rid, row.text);
     this.vectors.changed(tier, row.tenantId, row.projectId, rid);
     return existing ? 'updated' : 'created';
   }
@@ -446,7 +492,7 @@ export class SqliteRetrievalStore {
     const knn = vector ? this.nearest(t, vector, filter, query) : null;
     const rids = [...new Set([...bm25, ...(knn ?? [])].map((hit) => hit.rid))];
     const sources = new Map<string, S>();
-    for (const row of this.db.prepare(SOURCES_OF).all(JSON.stringify(rids)) as DocumentRow[]) {
+    for (const row of this.statement(SOURCES_OF).all(JSON.stringify(rids)) as DocumentRow[]) {
       sources.set(row.id, sourceOf(row) as S);
     }
     const ranked = (hits: { id: string; score: number }[]) =>
@@ -454,23 +500,95 @@ export class SqliteRetrievalStore {
     return Promise.resolve({ bm25: ranked(bm25), knn: knn && ranked(knn), sources });
   }
 
-  private lexical(tier: RetrievalStoreTier, query: StoreCandidateQuery, filter: CompiledFilter) {
-    const match = ftsQuery(query.text);
-    if (match === null) return [];
+  /**
+   * BM25: the query's significant words (`significantQueryTerms`: not in half the tier or more,
+   * at most 32), OR-ed, scored by FTS5 — from the in-memory postings when the tier has them, the
+   * same scores and order without FTS5's cost per match.
+   */
+  private lexical(
+    tier: RetrievalStoreTier,
+    query: StoreCandidateQuery,
+    filter: CompiledFilter,
+  ): LexicalHit[] {
+    const words = queryWords(query.text);
+    if (words.length === 0 || query.size <= 0) return [];
+    const postings = this.lexicalIndexes.postings(tier);
+    const tokens = postings && this.lexicalIndexes.tokensOf(words);
+    // A word FTS5 splits into several tokens is a phrase, which only FTS5 answers.
+    if (postings && tokens && tokens.every((t) => t.length === 1)) {
+      const terms = tokens.map(([term]) => term);
+      const kept = significantQueryTerms(
+        terms.map((term) => postings.documentFrequency(term)),
+        postings.documents,
+      );
+      const ranking = postings.search(
+        kept.map((i) => terms[i]),
+        lexicalScope(filter.scope.tenantId, filter.scope.projectId),
+        this.lexicalIndexes.totals(tier),
+      );
+      return this.firstPassing(ranking.top.bind(ranking), filter, query.size);
+    }
+    const started = performance.now();
+    const hits = this.lexicalOnFts(tier, words, query.size, filter);
+    this.lexicalIndexes.spentOnFts(tier, performance.now() - started);
+    return hits;
+  }
+
+  private lexicalOnFts(
+    tier: RetrievalStoreTier,
+    words: readonly string[],
+    size: number,
+    filter: CompiledFilter,
+  ): LexicalHit[] {
     const fts = ftsTable(tier);
-    const rows = this.db
-      .prepare(
-        `SELECT d.rid AS rid, d.id AS id, -bm25(${fts}) AS score
-         FROM ${fts} JOIN retrieval_documents d ON d.rid = ${fts}.rowid
-         WHERE ${fts} MATCH ? AND d.tier = ? AND ${filter.sql}
-         ORDER BY bm25(${fts}), d.id LIMIT ?`,
-      )
-      .all(match, tier, ...filter.params, query.size) as {
-      rid: number;
-      id: string;
-      score: number;
-    }[];
-    return rows;
+    const count = this.statement(`SELECT count(*) FROM ${fts} WHERE ${fts} MATCH ?`).pluck();
+    const frequencies = words.map((word) => count.get(ftsMatch([word])) as number);
+    const documents = this.statement(`SELECT count(*) FROM ${fts}_docsize`).pluck().get() as number;
+    const match = ftsMatch(significantQueryTerms(frequencies, documents).map((i) => words[i]));
+    if (match === null) return [];
+    return this.statement(
+      `SELECT d.rid AS rid, d.id AS id, -bm25(${fts}) AS score
+       FROM ${fts} JOIN retrieval_documents d ON d.rid = ${fts}.rowid
+       WHERE ${fts} MATCH ? AND d.tier = ? AND ${filter.sql}
+       ORDER BY bm25(${fts}), d.id LIMIT ?`,
+    ).all(match, tier, ...filter.params, size) as LexicalHit[];
+  }
+
+  /**
+   * The first `size` hits of a ranking that pass the filter: beyond the scope, checked on the
+   * best rows in growing rounds until `size` pass or the ranking runs out.
+   */
+  private firstPassing(
+    top: (count: number) => LexicalHit[],
+    filter: CompiledFilter,
+    size: number,
+  ): LexicalHit[] {
+    if (filter.scopeOnly) return top(size);
+    const chosen: LexicalHit[] = [];
+    let checked = 0;
+    for (let count = Math.max(16, size * 2); ; count *= 4) {
+      const rows = top(count);
+      const fresh = rows.slice(checked);
+      checked = rows.length;
+      const allowed = this.passing(
+        fresh.map((row) => row.rid),
+        filter,
+      );
+      chosen.push(...fresh.filter((row) => allowed.has(row.rid)));
+      if (chosen.length >= size || rows.length < count) break;
+    }
+    return chosen.slice(0, size);
+  }
+
+  /** A prepared statement per SQL text, kept (filters give a few shapes of SQL per tier). */
+  private statement(sql: string): Statement {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      if (this.statements.size >= MAX_STATEMENTS) this.statements.clear();
+      statement = this.db.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
   }
 
   /**
@@ -511,11 +629,10 @@ export class SqliteRetrievalStore {
 
   private passing(rids: number[], filter: CompiledFilter): Set<number> {
     if (rids.length === 0) return new Set();
-    const passed = this.db
-      .prepare(
-        `SELECT d.rid FROM retrieval_documents d
-         WHERE d.rid IN (SELECT value FROM json_each(?)) AND ${filter.sql}`,
-      )
+    const passed = this.statement(
+      `SELECT d.rid FROM retrieval_documents d
+       WHERE d.rid IN (SELECT value FROM json_each(?)) AND ${filter.sql}`,
+    )
       .pluck()
       .all(JSON.stringify(rids), ...filter.params) as number[];
     return new Set(passed);
@@ -686,7 +803,11 @@ function documentRow(tier: RetrievalStoreTier, id: string, document: StoredField
 function sourceOf(row: DocumentRow): object {
   const doc = JSON.parse(row.doc) as Record<string, unknown>;
   if (row.embedding && row.embedding_model) {
-    doc.embedding = Array.from(blobVector(row.embedding));
+    // A loop, not Array.from: the iterator protocol costs ~15 µs per 384-d vector.
+    const vector = blobVector(row.embedding);
+    const embedding = new Array<number>(vector.length);
+    for (let i = 0; i < vector.length; i += 1) embedding[i] = vector[i];
+    doc.embedding = embedding;
   }
   return doc;
 }

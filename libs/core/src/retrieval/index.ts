@@ -42,3 +42,4 @@ export * from './recall-request';
 export * from './recall-merge';
 export * from './tenant-access';
 export * from './idle-merge';
+export * from './bm25';
