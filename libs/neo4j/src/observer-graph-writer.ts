@@ -1,22 +1,22 @@
 import {
-  applyPairFacts,
-  decodePairFacts,
+  applyStoredPairFacts,
   DownstreamUnavailableError,
-  encodePairFacts,
   EngramError,
   errorMessage,
   isProgrammerError,
   type GraphSessionPairRow,
-  type StoredPairFacts,
+  type PairEdgeDelta,
+  PAIR_COUNTERS,
 } from '@engram/core';
 import neo4j, { type Driver, Neo4jError, type ManagedTransaction } from 'neo4j-driver';
 import { classifyNeo4jError, type Neo4jConnection } from './neo4j-client';
 import {
-  ADD_CO_ACCESS_DELTAS,
+  CREATE_CO_ACCESSED,
   LOCK_SESSION_PAIR_FACTS,
-  RECOMPUTE_CO_ACCESSED,
+  MERGE_FILES,
+  MERGE_PROJECTS,
   RECOMPUTE_ERROR_PATTERNS,
-  REFRESH_FILE_WEIGHTS,
+  UPDATE_CO_ACCESSED,
   UPSERT_ERROR_HITS,
   UPSERT_SESSIONS,
   UPSERT_TOUCHES,
@@ -123,56 +123,81 @@ export class Neo4jObserverGraphWriter implements ObserverGraphStore {
     this.counters.rows += written;
   }
 
-  /** The batch's statements in one transaction (run again whole if the driver retries it). */
+  /**
+   * The batch's statements in one transaction (run again whole if the driver retries it): nodes
+   * first (projects, sessions — locked, their pair facts read —, files), then what relates them,
+   * so no statement both MERGEs a node and reads what an earlier row of it wrote.
+   */
   private async writeIn(tx: ManagedTransaction, rows: SortedRows): Promise<number> {
     const run = async (query: string, params: { rows: object[] } & Record<string, unknown>) => {
       if (params.rows.length > 0) await tx.run(query, params);
       return params.rows.length;
     };
-    let written = await run(UPSERT_SESSIONS, { rows: rows.sessions });
-    written += await run(UPSERT_TOUCHES, { rows: rows.touches });
-    const edges = await this.addPairFacts(tx, rows.pairs);
+    const stored = new Map<string, string | null>();
+    const read = async (query: string, sessionRows: object[]) => {
+      if (sessionRows.length === 0) return;
+      const result = await tx.run(query, { rows: sessionRows });
+      for (const r of result.records) {
+        stored.set(r.get('sessionId') as string, r.get('pairFacts') as string | null);
+      }
+    };
+    await run(MERGE_PROJECTS, { rows: rows.projects });
+    await read(UPSERT_SESSIONS, rows.sessions);
+    await read(LOCK_SESSION_PAIR_FACTS, rows.otherSessions);
+    await run(MERGE_FILES, { rows: rows.files });
+    let written = rows.sessions.length;
+    if (rows.touches.length > 0) {
+      await tx.run(UPSERT_TOUCHES, { files: touchesByFile(rows.touches) });
+      written += rows.touches.length;
+    }
+    await this.writePairFacts(tx, rows, stored);
     written += rows.pairs.length;
-    written += await run(RECOMPUTE_CO_ACCESSED, { rows: edges, ...this.directionRule() });
-    written += await run(REFRESH_FILE_WEIGHTS, { rows: rows.files });
     written += await run(UPSERT_ERROR_HITS, { rows: rows.errors });
     written += await run(RECOMPUTE_ERROR_PATTERNS, { rows: rows.patterns });
     return written;
   }
 
   /**
-   * The sessions' pair facts: read (locked), moved forward by the batch in the core, the edges
-   * moved by exactly the difference, the facts written back. Returns the edges that moved.
+   * The sessions' pair facts (read under the session's lock by UPSERT_SESSIONS): moved forward
+   * by the batch in the core, written back, and the CO_ACCESSED edges moved by exactly the
+   * difference — with the weights of the edges of newly touched files — in one pass per file.
    */
-  private async addPairFacts(
+  private async writePairFacts(
     tx: ManagedTransaction,
-    pairs: readonly GraphSessionPairRow[],
-  ): Promise<{ tenantId: string; projectId: string; fileA: string; fileB: string }[]> {
-    if (pairs.length === 0) return [];
-    const sessions = uniqueBy(pairs, (p) => [p.sessionId]).map(
-      ({ sessionId, tenantId, projectId }) => ({ sessionId, tenantId, projectId }),
-    );
-    const result = await tx.run(LOCK_SESSION_PAIR_FACTS, { rows: sessions });
-    const stored = new Map<string, StoredPairFacts>(
-      result.records.map((r) => [
-        r.get('sessionId') as string,
-        decodePairFacts(r.get('pairFacts') as string | null),
-      ]),
-    );
-    const { facts, deltas } = applyPairFacts(stored, pairs);
-    const deltaRows = deltas.map(({ counters, ...delta }) => ({ ...delta, ...counters }));
-    if (deltaRows.length > 0) await tx.run(ADD_CO_ACCESS_DELTAS, { rows: deltaRows });
-    const factRows = [...facts].map(([sessionId, f]) => ({
-      sessionId,
-      pairFacts: encodePairFacts(f),
-    }));
-    await tx.run(WRITE_SESSION_PAIR_FACTS, { rows: factRows });
-    return deltas.map(({ tenantId, projectId, fileA, fileB }) => ({
-      tenantId,
-      projectId,
-      fileA,
-      fileB,
-    }));
+    rows: SortedRows,
+    storedBySession: ReadonlyMap<string, string | null>,
+  ): Promise<void> {
+    let deltas: PairEdgeDelta[] = [];
+    if (rows.pairs.length > 0) {
+      const applied = applyStoredPairFacts(storedBySession, rows.pairs);
+      deltas = applied.deltas;
+      const factRows = [...applied.facts].map(([sessionId, pairFacts]) => ({
+        sessionId,
+        pairFacts,
+      }));
+      if (factRows.length > 0) await tx.run(WRITE_SESSION_PAIR_FACTS, { rows: factRows });
+    }
+    const edges = edgeWork(deltas, rows.newlyTouched, rows.filePaths);
+    if (edges.newFiles.length > 0) await tx.run(MERGE_FILES, { rows: edges.newFiles });
+    if (edges.projects.length === 0) return;
+    const result = await tx.run(UPDATE_CO_ACCESSED, {
+      projects: edges.projects,
+      ...this.directionRule(),
+    });
+    const created = result.records.map((r) => {
+      const tenantId = r.get('tenantId') as string;
+      const projectId = r.get('projectId') as string;
+      const fileA = r.get('fileA') as string;
+      const byFileB = edges.deltas.get(scopeKey(tenantId, projectId, fileA))!;
+      const edgeRows = (r.get('missing') as string[]).map((fileB) => ({
+        fileB,
+        d: byFileB[fileB],
+      }));
+      return { tenantId, projectId, fileA, edges: edgeRows };
+    });
+    if (created.length > 0) {
+      await tx.run(CREATE_CO_ACCESSED, { rows: created, ...this.directionRule() });
+    }
   }
 
   private directionRule() {
@@ -189,22 +214,43 @@ export class Neo4jObserverGraphWriter implements ObserverGraphStore {
     const errors = [...batch.errors].sort(
       (a, b) => byScope(a, b) || compare(a.hash, b.hash) || compare(a.sessionId, b.sessionId),
     );
+    const pairs = [...batch.sessionPairs].sort(
+      (a, b) =>
+        compare(a.sessionId, b.sessionId) ||
+        byScope(a, b) ||
+        compare(a.fileA, b.fileA) ||
+        compare(a.fileB, b.fileB),
+    );
+    const pairSessions = new Set(pairs.map((p) => p.sessionId));
+    const sessions = [...batch.sessions]
+      .sort((a, b) => compare(a.sessionId, b.sessionId))
+      .map((s) => ({ ...s, withFacts: pairSessions.has(s.sessionId) }));
+    const listed = new Set(sessions.map((s) => s.sessionId));
+    const otherSessions = uniqueBy(
+      [...batch.touches, ...pairs, ...batch.errors]
+        .filter((r) => !listed.has(r.sessionId))
+        .map(({ sessionId, tenantId, projectId }) => ({ sessionId, tenantId, projectId }))
+        .sort((a, b) => compare(a.sessionId, b.sessionId)),
+      (s) => [s.sessionId],
+    );
+    const touches = [...batch.touches].sort(
+      (a, b) => byScope(a, b) || compare(a.path, b.path) || compare(a.sessionId, b.sessionId),
+    );
+    const files = uniqueBy(touches, (t) => [t.tenantId, t.projectId, t.path]).map(
+      ({ tenantId, projectId, path, module }) => ({ tenantId, projectId, path, module }),
+    );
     return {
-      sessions: [...batch.sessions].sort((a, b) => compare(a.sessionId, b.sessionId)),
-      touches: [...batch.touches].sort(
-        (a, b) => byScope(a, b) || compare(a.path, b.path) || compare(a.sessionId, b.sessionId),
+      projects: uniqueBy(
+        sessions.map(({ tenantId, projectId }) => ({ tenantId, projectId })).sort(byScope),
+        (p) => [p.tenantId, p.projectId],
       ),
-      pairs: [...batch.sessionPairs].sort(
-        (a, b) =>
-          compare(a.sessionId, b.sessionId) ||
-          byScope(a, b) ||
-          compare(a.fileA, b.fileA) ||
-          compare(a.fileB, b.fileB),
-      ),
-      files: uniqueBy(
-        [...batch.newlyTouchedFiles].sort((a, b) => byScope(a, b) || compare(a.path, b.path)),
-        (f) => [f.tenantId, f.projectId, f.path],
-      ),
+      sessions,
+      otherSessions,
+      files,
+      filePaths: new Set(files.map((f) => scopeKey(f.tenantId, f.projectId, f.path))),
+      touches,
+      pairs,
+      newlyTouched: batch.newlyTouchedFiles,
       errors,
       patterns: uniqueBy(errors, (e) => [e.tenantId, e.projectId, e.hash]).map(
         ({ tenantId, projectId, hash }) => ({ tenantId, projectId, hash }),
@@ -224,12 +270,132 @@ export class Neo4jObserverGraphWriter implements ObserverGraphStore {
 }
 
 interface SortedRows {
-  sessions: ObserverGraphBatch['sessions'];
+  projects: { tenantId: string; projectId: string }[];
+  sessions: (ObserverGraphBatch['sessions'][number] & { withFacts: boolean })[];
+  /** Sessions rows name without a session row of their own (bare MERGE, as before). */
+  otherSessions: { sessionId: string; tenantId: string; projectId: string }[];
+  /** The touched files, each once (with their module). */
+  files: { tenantId: string; projectId: string; path: string; module: string }[];
+  filePaths: ReadonlySet<string>;
   touches: ObserverGraphBatch['touches'];
   pairs: GraphSessionPairRow[];
-  files: GraphFileRef[];
+  newlyTouched: readonly GraphFileRef[];
   errors: ObserverGraphBatch['errors'];
   patterns: { tenantId: string; projectId: string; hash: string }[];
+}
+
+/** One file's row of UPDATE_CO_ACCESSED (see there). */
+interface EdgeFileRow {
+  path: string;
+  touched: boolean;
+  pathsB: string[];
+  deltas: Record<string, number[]>;
+}
+
+/**
+ * The parameters of UPDATE_CO_ACCESSED: per project, the files that are fileA of a delta or
+ * newly touched, sorted, with their deltas by fileB; and the files pairs name that no touch
+ * created (MERGE_FILES, without a module, as a pair alone always created them).
+ */
+function edgeWork(
+  deltas: readonly PairEdgeDelta[],
+  newlyTouched: readonly GraphFileRef[],
+  filePaths: ReadonlySet<string>,
+) {
+  const projects = new Map<
+    string,
+    {
+      tenantId: string;
+      projectId: string;
+      files: Map<string, EdgeFileRow>;
+      state: Record<string, number>;
+    }
+  >();
+  const fileRow = (tenantId: string, projectId: string, path: string) => {
+    const key = scopeKey(tenantId, projectId, '');
+    let project = projects.get(key);
+    if (!project) {
+      project = { tenantId, projectId, files: new Map(), state: {} };
+      projects.set(key, project);
+    }
+    let row = project.files.get(path);
+    if (!row) {
+      row = { path, touched: false, pathsB: [], deltas: {} };
+      project.files.set(path, row);
+      project.state[path] = 1;
+    }
+    return { project, row };
+  };
+  const byFile = new Map<string, Record<string, number[]>>();
+  const newFiles = new Map<string, { tenantId: string; projectId: string; path: string }>();
+  for (const delta of deltas) {
+    const { tenantId, projectId, fileA, fileB } = delta;
+    const { row } = fileRow(tenantId, projectId, fileA);
+    row.pathsB.push(fileB);
+    row.deltas[fileB] = [
+      delta.newSessions,
+      ...PAIR_COUNTERS.map((c) => delta.counters[c]),
+      delta.lastObservedAt,
+    ];
+    byFile.set(scopeKey(tenantId, projectId, fileA), row.deltas);
+    for (const path of [fileA, fileB]) {
+      const key = scopeKey(tenantId, projectId, path);
+      if (!filePaths.has(key)) newFiles.set(key, { tenantId, projectId, path });
+    }
+  }
+  for (const { tenantId, projectId, path } of newlyTouched) {
+    const { project, row } = fileRow(tenantId, projectId, path);
+    row.touched = true;
+    project.state[path] = 2;
+  }
+  const sortedProjects = [...projects.values()]
+    .sort((a, b) => compare(a.tenantId, b.tenantId) || compare(a.projectId, b.projectId))
+    .map(({ tenantId, projectId, files, state }) => ({
+      tenantId,
+      projectId,
+      state,
+      files: [...files.values()].sort((a, b) => compare(a.path, b.path)),
+    }));
+  return {
+    projects: sortedProjects,
+    deltas: byFile,
+    newFiles: [...newFiles.values()]
+      .sort(
+        (a, b) =>
+          compare(a.tenantId, b.tenantId) ||
+          compare(a.projectId, b.projectId) ||
+          compare(a.path, b.path),
+      )
+      .map((f) => ({ ...f, module: null })),
+  };
+}
+
+/** Touches (sorted by file, then session) grouped by file, for UPSERT_TOUCHES. */
+function touchesByFile(touches: readonly ObserverGraphBatch['touches'][number][]) {
+  const files: { tenantId: string; projectId: string; path: string; touches: object[] }[] = [];
+  let last: (typeof files)[number] | undefined;
+  for (const {
+    tenantId,
+    projectId,
+    path,
+    sessionId,
+    reads,
+    edits,
+    accesses,
+    firstAt,
+    lastAt,
+  } of touches) {
+    if (!last || last.tenantId !== tenantId || last.projectId !== projectId || last.path !== path) {
+      last = { tenantId, projectId, path, touches: [] };
+      files.push(last);
+    }
+    last.touches.push({ sessionId, reads, edits, accesses, firstAt, lastAt });
+  }
+  return files;
+}
+
+function scopeKey(tenantId: string, projectId: string, path: string): string {
+  return `${tenantId}\u0000${projectId}\u0000${path}`;
 }
 
 function compare(a: string, b: string): number {

@@ -23,6 +23,19 @@
  * files (the first design), every MERGE expanded thousands of relationships between two dense
  * File nodes, and that was most of the observer's write time. On the session node they are one
  * index seek; the batch's deltas are summed per edge in the client, one row per CO_ACCESSED edge.
+ * They are stored compact (libs/core encodePairFacts: each path once, then one array per pair),
+ * because a session's facts are read and written whole with each of its batches; the first,
+ * keyed JSON form is still read (graphs written before it), and replaced at the session's next
+ * write — no migration needed.
+ *
+ * Write cost (PROFILE, `engram bench observe --distributed`): a batch's statements create no node
+ * and read nothing back that an earlier row of the same statement wrote — projects, sessions and
+ * files are MERGEd first, once each, and later statements MATCH them (no Eager, no composite-key
+ * seek per row: touches are grouped by file). CO_ACCESSED edges are changed in one pass per file
+ * (UPDATE_CO_ACCESSED: one expansion of the file's edges joined with the batch's deltas by path)
+ * rather than one MERGE per delta, whose Expand(Into) between two dense files read ~70 relationships
+ * a row, and totals, derived values and weight are written by one SET per edge. Only the edges that
+ * do not exist yet are MERGEd (CREATE_CO_ACCESSED).
  *
  * Concurrency: partitions of other sessions write the same files and pairs at the same time.
  * A transaction takes an edge's write lock (`SET e._lock`, removed in the same statement) before
@@ -47,9 +60,20 @@ const weightOf = (sessions: string, touchedEither: string) =>
         WHEN ${touchedEither} - ${sessions} > ${sessions} THEN toFloat(${sessions}) / (${touchedEither} - ${sessions})
         ELSE 1.0 END`;
 
+/** Each project of the batch's sessions, once (before the sessions, which MATCH it). */
+export const MERGE_PROJECTS = `
+UNWIND $rows AS row
+MERGE (:Project {tenantId: row.tenantId, projectId: row.projectId})`;
+
+/**
+ * The batch's sessions, write-locked until the transaction ends (SET), and the stored pair facts
+ * of those with pair rows (`row.withFacts`), read under that lock: they are moved forward in the
+ * client and written back in this transaction, so a zombie writer of the same session cannot
+ * interleave. The project exists (MERGE_PROJECTS ran first).
+ */
 export const UPSERT_SESSIONS = `
 UNWIND $rows AS row
-MERGE (p:Project {tenantId: row.tenantId, projectId: row.projectId})
+MATCH (p:Project {tenantId: row.tenantId, projectId: row.projectId})
 MERGE (s:Session {id: row.sessionId})
   ON CREATE SET s.tenantId = row.tenantId, s.projectId = row.projectId
 SET s.agentId = row.agentId,
@@ -57,25 +81,12 @@ SET s.agentId = row.agentId,
     s.lastActivityAt = ${atLeast('s.lastActivityAt', 'toInteger(row.lastActivityAt)')},
     s.endedAt = ${atLeast('s.endedAt', 'toInteger(row.endedAt)')},
     s.toolCalls = ${atLeast('s.toolCalls', 'toInteger(row.toolCalls)')}
-MERGE (s)-[:IN_PROJECT]->(p)`;
-
-export const UPSERT_TOUCHES = `
-UNWIND $rows AS row
-MERGE (s:Session {id: row.sessionId})
-  ON CREATE SET s.tenantId = row.tenantId, s.projectId = row.projectId
-MERGE (f:File {tenantId: row.tenantId, projectId: row.projectId, path: row.path})
-  ON CREATE SET f.module = row.module
-MERGE (s)-[t:TOUCHED]->(f)
-SET t.reads = ${atLeast('t.reads', 'toInteger(row.reads)')},
-    t.edits = ${atLeast('t.edits', 'toInteger(row.edits)')},
-    t.accesses = ${atLeast('t.accesses', 'toInteger(row.accesses)')},
-    t.firstAt = ${atMost('t.firstAt', 'toInteger(row.firstAt)')},
-    t.lastAt = ${atLeast('t.lastAt', 'toInteger(row.lastAt)')}`;
+MERGE (s)-[:IN_PROJECT]->(p)
+RETURN s.id AS sessionId, CASE WHEN row.withFacts THEN s.pairFacts END AS pairFacts`;
 
 /**
- * The sessions' stored pair facts (see session-pair-facts.ts in libs/core), each session's node
- * write-locked until the transaction ends: its facts are read, moved forward in the client and
- * written back in this transaction, so a zombie writer of the same session cannot interleave.
+ * Sessions the batch's touches, pairs or errors name without a session row (none, from the
+ * observer): created bare if new, write-locked, and their stored pair facts read under the lock.
  */
 export const LOCK_SESSION_PAIR_FACTS = `
 UNWIND $rows AS row
@@ -85,67 +96,141 @@ SET s._lock = true
 REMOVE s._lock
 RETURN s.id AS sessionId, s.pairFacts AS pairFacts`;
 
+/**
+ * The batch's files, each once, before any statement that relates them (which then MATCH them:
+ * one index seek, no MERGE per row). `row.module` is null for a file only a pair names.
+ */
+export const MERGE_FILES = `
+UNWIND $rows AS row
+MERGE (f:File {tenantId: row.tenantId, projectId: row.projectId, path: row.path})
+  ON CREATE SET f.module = row.module`;
+
+/**
+ * The batch's touches, grouped by file (one composite-key seek per file, not per touch). The
+ * sessions and files exist (UPSERT_SESSIONS, LOCK_SESSION_PAIR_FACTS and MERGE_FILES ran); a new
+ * TOUCHED takes the row's values as they are, an existing one moves forward only.
+ */
+export const UPSERT_TOUCHES = `
+UNWIND $files AS file
+MATCH (f:File {tenantId: file.tenantId, projectId: file.projectId, path: file.path})
+UNWIND file.touches AS row
+MATCH (s:Session {id: row.sessionId})
+MERGE (s)-[t:TOUCHED]->(f)
+  ON CREATE SET t.reads = toInteger(row.reads), t.edits = toInteger(row.edits),
+    t.accesses = toInteger(row.accesses), t.firstAt = toInteger(row.firstAt),
+    t.lastAt = toInteger(row.lastAt)
+  ON MATCH SET t.reads = ${atLeast('t.reads', 'toInteger(row.reads)')},
+    t.edits = ${atLeast('t.edits', 'toInteger(row.edits)')},
+    t.accesses = ${atLeast('t.accesses', 'toInteger(row.accesses)')},
+    t.firstAt = ${atMost('t.firstAt', 'toInteger(row.firstAt)')},
+    t.lastAt = ${atLeast('t.lastAt', 'toInteger(row.lastAt)')}`;
+
 export const WRITE_SESSION_PAIR_FACTS = `
 UNWIND $rows AS row
 MATCH (s:Session {id: row.sessionId})
 SET s.pairFacts = row.pairFacts`;
 
 /**
- * Moves each pair's CO_ACCESSED totals by what the batch's session facts moved (summed per pair
- * in the client: one row per edge, however many sessions). The edge's write lock is taken before
- * its totals are read, so concurrent batches of other sessions add up and none is lost.
+ * An edge's totals moved by a delta `d` as the client sends it — [newSessions, ...PAIR_COUNTERS,
+ * lastObservedAt] — as a list in that order (sessionCount first); null when `d` is null (a
+ * weight-only refresh). Read after the edge's write lock is taken.
  */
-export const ADD_CO_ACCESS_DELTAS = `
-UNWIND $rows AS row
-MERGE (a:File {tenantId: row.tenantId, projectId: row.projectId, path: row.fileA})
-MERGE (b:File {tenantId: row.tenantId, projectId: row.projectId, path: row.fileB})
-MERGE (a)-[e:CO_ACCESSED]->(b)
-SET e._lock = true
-SET e.sessionCount = coalesce(e.sessionCount, 0) + toInteger(row.newSessions),
-    ${PAIR_COUNTERS.map((c) => `e.${c} = coalesce(e.${c}, 0) + toInteger(row.${c})`).join(',\n    ')},
-    e.lastObservedAt = ${atLeast('e.lastObservedAt', 'toInteger(row.lastObservedAt)')}
-REMOVE e._lock`;
+const movedTotals = (e: string, d: string) => `CASE WHEN ${d} IS NULL THEN null ELSE [
+         coalesce(${e}.sessionCount, 0) + toInteger(${d}[0]),
+         ${PAIR_COUNTERS.map((c, i) => `coalesce(${e}.${c}, 0) + toInteger(${d}[${i + 1}])`).join(',\n         ')},
+         ${atLeast(`${e}.lastObservedAt`, `toInteger(${d}[${PAIR_COUNTERS.length + 1}])`)}] END`;
+
+const total = (t: string, counter: (typeof PAIR_COUNTERS)[number]) =>
+  `${t}[${PAIR_COUNTERS.indexOf(counter) + 1}]`;
 
 /**
- * The derived values of each changed CO_ACCESSED edge (fileA < fileB) from its totals and the
- * two files' TOUCHED degrees (a degree lookup, not a scan): weight, average time delta and
- * direction. `$directionalShare` / `$directionalMinSamples` are the core's DirectionRule.
+ * What an edge's SET writes (`SET e += …`): with moved totals `t`, the totals and every value
+ * derived from them — average time delta, direction (`$directionalShare` /
+ * `$directionalMinSamples` are the core's DirectionRule), weight —; without, the weight alone
+ * (its other input, a file's TOUCHED degree, moved). `touchedEither` = the two files' degrees,
+ * `sessions` the edge's session count (moved or not).
  */
-export const RECOMPUTE_CO_ACCESSED = `
+const edgeValues = (t: string) => {
+  const aThenB = total(t, 'aThenB');
+  const bThenA = total(t, 'bThenA');
+  const samples = `(${aThenB} + ${bThenA})`;
+  const majority = `CASE WHEN ${aThenB} >= ${bThenA} THEN ${aThenB} ELSE ${bThenA} END`;
+  const directional = `(${samples} > 0 AND ${samples} >= $directionalMinSamples
+      AND toFloat(${majority}) / ${samples} >= $directionalShare)`;
+  const weight = weightOf('sessions', 'touchedEither');
+  return `CASE WHEN ${t} IS NULL THEN {weight: ${weight}} ELSE {
+    sessionCount: ${t}[0],
+    ${PAIR_COUNTERS.map((c) => `${c}: ${total(t, c)}`).join(',\n    ')},
+    lastObservedAt: ${t}[${PAIR_COUNTERS.length + 1}],
+    avgTimeDeltaMs: CASE WHEN ${total(t, 'timedCount')} = 0 THEN 0.0
+      ELSE toFloat(${total(t, 'timeDeltaSumMs')}) / ${total(t, 'timedCount')} END,
+    directional: ${directional},
+    direction: CASE WHEN NOT ${directional} THEN 'none'
+      WHEN ${aThenB} >= ${bThenA} THEN 'a_to_b' ELSE 'b_to_a' END,
+    weight: ${weight}} END`;
+};
+
+/**
+ * Every CO_ACCESSED edge the batch changed, in one pass per file: the edges a batch's pair facts
+ * moved (their totals, direction and weight) and the edges of files a session touched for the
+ * first time (their weight: "sessions with either" grew). `$projects` holds, per project,
+ * `files` — each file that is fileA of a delta or newly touched (`touched`), sorted, with its
+ * deltas by fileB (`deltas`, fileB → [newSessions, counters…, lastObservedAt]; `pathsB`, their
+ * keys in order) — and `state`, path → 1 (one of those files) or 2 (one of them, newly touched).
+ *
+ * Each edge is visited from one end only: from fileA, or from fileB when fileA is not one of the
+ * files (then it has no delta). One expansion of the file's CO_ACCESSED edges joins them with the
+ * deltas by path, instead of one Expand(Into) between two dense files per delta. Each changed
+ * edge's write lock is taken before its totals and the two TOUCHED degrees are read (a degree
+ * lookup, not a scan), so concurrent batches of other sessions add up and every weight is
+ * computed from inputs committed before; then one SET writes what changed. Returns, per fileA,
+ * the deltas whose edge does not exist yet (CREATE_CO_ACCESSED makes them).
+ */
+export const UPDATE_CO_ACCESSED = `
+UNWIND $projects AS project
+UNWIND project.files AS row
+MATCH (f:File {tenantId: project.tenantId, projectId: project.projectId, path: row.path})
+CALL (f, row, project) {
+  MATCH (f)-[e:CO_ACCESSED]-(o)
+  WITH f, row, e, o, startNode(e) = f AS fIsA, project.state[o.path] AS oState
+  WHERE fIsA OR oState IS NULL
+  WITH f, e, o, CASE WHEN fIsA THEN row.deltas[o.path] END AS d, row.touched OR oState = 2 AS refresh
+  WHERE d IS NOT NULL OR refresh
+  SET e._lock = true
+  WITH e, o, d, COUNT { (f)<-[:TOUCHED]-() } + COUNT { (o)<-[:TOUCHED]-() } AS touchedEither,
+       ${movedTotals('e', 'd')} AS t
+  WITH e, o, d, t, touchedEither, coalesce(t[0], e.sessionCount) AS sessions
+  SET e += ${edgeValues('t')}
+  REMOVE e._lock
+  RETURN collect(CASE WHEN d IS NOT NULL THEN o.path END) AS applied
+}
+WITH project, row, [b IN row.pathsB WHERE NOT b IN applied] AS missing
+WHERE size(missing) > 0
+RETURN project.tenantId AS tenantId, project.projectId AS projectId, row.path AS fileA, missing`;
+
+/**
+ * The edges UPDATE_CO_ACCESSED did not find, grouped by fileA: MERGE, as a concurrent batch may
+ * have created one since (then its totals move by the delta as any edge's would). `edge.d` as
+ * there.
+ */
+export const CREATE_CO_ACCESSED = `
 UNWIND $rows AS row
 MATCH (a:File {tenantId: row.tenantId, projectId: row.projectId, path: row.fileA})
-      -[e:CO_ACCESSED]->(b:File {tenantId: row.tenantId, projectId: row.projectId, path: row.fileB})
+UNWIND row.edges AS edge
+MATCH (b:File {tenantId: row.tenantId, projectId: row.projectId, path: edge.fileB})
+MERGE (a)-[e:CO_ACCESSED]->(b)
 SET e._lock = true
 WITH e, COUNT { (a)<-[:TOUCHED]-() } + COUNT { (b)<-[:TOUCHED]-() } AS touchedEither,
-     CASE WHEN e.aThenB >= e.bThenA THEN e.aThenB ELSE e.bThenA END AS majority
-WITH e, touchedEither,
-     CASE WHEN e.aThenB + e.bThenA = 0 OR e.aThenB + e.bThenA < $directionalMinSamples THEN false
-          ELSE toFloat(majority) / (e.aThenB + e.bThenA) >= $directionalShare END AS directional
-SET e.weight = ${weightOf('e.sessionCount', 'touchedEither')},
-    e.avgTimeDeltaMs = CASE WHEN e.timedCount = 0 THEN 0.0 ELSE toFloat(e.timeDeltaSumMs) / e.timedCount END,
-    e.directional = directional,
-    e.direction = CASE WHEN NOT directional THEN 'none' WHEN e.aThenB >= e.bThenA THEN 'a_to_b' ELSE 'b_to_a' END
-REMOVE e._lock`;
-
-/**
- * A file touched by one more session: "sessions with either" grew for all of its edges, so their
- * weights are recomputed (from the stored per-pair session count and the two TOUCHED degrees).
- */
-export const REFRESH_FILE_WEIGHTS = `
-UNWIND $rows AS row
-MATCH (f:File {tenantId: row.tenantId, projectId: row.projectId, path: row.path})-[e:CO_ACCESSED]-(o:File)
-SET e._lock = true
-WITH f, o, e
-WITH e, COUNT { (f)<-[:TOUCHED]-() } + COUNT { (o)<-[:TOUCHED]-() } AS touchedEither
-SET e.weight = ${weightOf('e.sessionCount', 'touchedEither')}
+     ${movedTotals('e', 'edge.d')} AS t
+WITH e, t, touchedEither, coalesce(t[0], e.sessionCount) AS sessions
+SET e += ${edgeValues('t')}
 REMOVE e._lock`;
 
 export const UPSERT_ERROR_HITS = `
 UNWIND $rows AS row
+MATCH (s:Session {id: row.sessionId})
 MERGE (e:ErrorPattern {tenantId: row.tenantId, projectId: row.projectId, hash: row.hash})
   ON CREATE SET e.toolName = row.toolName, e.normalisedError = row.normalisedError
-MERGE (s:Session {id: row.sessionId})
-  ON CREATE SET s.tenantId = row.tenantId, s.projectId = row.projectId
 MERGE (s)-[h:HIT]->(e)
 SET h.occurrences = ${atLeast('h.occurrences', 'toInteger(row.occurrences)')},
     h.episodes = ${atLeast('h.episodes', 'toInteger(row.episodes)')},

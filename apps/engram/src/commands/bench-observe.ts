@@ -15,7 +15,7 @@ import {
   Neo4jObserverGraphWriter,
 } from '@engram/neo4j';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { prefixedObserverTopics } from '../../../observer/src/observer.runtime';
 import { ObserverStage } from '../../../observer/src/observer.stage';
@@ -38,6 +38,8 @@ export interface ObserveBench {
     rowsPerSecond: number;
   };
   cores: number;
+  /** The machine's 1, 5 and 15 min load averages when the graph writes began (shared machines). */
+  loadAverage: number[];
 }
 
 const FILES_PER_MODULE = 20;
@@ -180,7 +182,9 @@ export async function benchObserve(options: {
   const toolCalls = sessions.length * CALLS_PER_SESSION;
   const core = benchCore(sessions);
   const batches = await graphBatches(sessions, options.batchCalls);
+  let loadAverage: number[] = [];
   const write = async (writer: ObserverGraphWriter) => {
+    loadAverage = loadavg().map((load) => Number(load.toFixed(2)));
     const started = process.hrtime.bigint();
     for (const batch of batches) await writer.write(batch);
     return Number(process.hrtime.bigint() - started) / 1e9;
@@ -228,6 +232,7 @@ export async function benchObserve(options: {
       rowsPerSecond: Math.round(rows / seconds),
     },
     cores: cpus().length,
+    loadAverage,
   };
 }
 
@@ -238,6 +243,7 @@ export function formatObserveBench(result: ObserveBench): string {
     `${core.signalsPerSecond.toLocaleString('en')} signals/s (${result.toolCalls} calls, ${result.sessions} sessions)\n` +
     `graph (${result.graph}): ${g.coAccessUpdatesPerSecond.toLocaleString('en')} co-access updates/s, ` +
     `${g.rowsPerSecond.toLocaleString('en')} rows/s (${g.coAccessUpdates} updates in ${g.batches} batches of ` +
-    `${g.batchCalls} tool calls, ${g.seconds} s, ${result.cores} cores; target ≥ 20,000 co-access updates/s)`
+    `${g.batchCalls} tool calls, ${g.seconds} s, ${result.cores} cores, load ${result.loadAverage.join(' ')}; ` +
+    `target ≥ 20,000 co-access updates/s)`
   );
 }

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { GraphSessionPairRow } from './observer-graph';
 import {
   applyPairFacts,
+  applyStoredPairFacts,
   decodePairFacts,
   encodePairFacts,
   pairKey,
@@ -89,5 +90,59 @@ describe('stored pair facts', () => {
     const facts: StoredPairFacts = { [pairKey('a', 'b')]: [1, 2, 3, 4, 5, 6, 7] };
     expect(decodePairFacts(encodePairFacts(facts))).toEqual(facts);
     expect(decodePairFacts(null)).toEqual({});
+  });
+
+  it('should read the first, keyed form that older graphs hold', () => {
+    const first = JSON.stringify({ [pairKey('a', 'b')]: [1, 2, 3, 4, 5, 6, 7] });
+    expect(decodePairFacts(first)).toEqual({ [pairKey('a', 'b')]: [1, 2, 3, 4, 5, 6, 7] });
+  });
+
+  it('should keep each path once, and times relative to the earliest', () => {
+    const { facts } = applyPairFacts(new Map(), [row('s', 1, 'b.ts'), row('s', 2, 'c.ts')]);
+    expect(JSON.parse(encodePairFacts(facts.get('s')!))).toEqual({
+      v: 2,
+      files: ['a.ts', 'b.ts', 'c.ts'],
+      t: 101,
+      pairs: [
+        [0, 1, 1, 1000, 1, 1, 0, 0, 0],
+        [0, 2, 2, 2000, 2, 2, 0, 0, 1],
+      ],
+    });
+  });
+});
+
+describe('applyStoredPairFacts', () => {
+  const rows = (sessionId: string, n: number) => [
+    row(sessionId, n, 'c.ts'),
+    { ...row(sessionId, n, 'b.ts'), fileA: '0.ts' },
+    row(sessionId, n + 1, 'b.ts'),
+  ];
+
+  it('should give the strings and deltas of decode, applyPairFacts and encode', () => {
+    let stored = new Map<string, string>();
+    let records = new Map<string, StoredPairFacts>();
+    for (const batch of [rows('s1', 1), [...rows('s1', 2), ...rows('s2', 1)], rows('s2', 3)]) {
+      const fast = applyStoredPairFacts(stored, batch);
+      const slow = applyPairFacts(records, batch);
+      expect(fast.deltas).toEqual(slow.deltas);
+      for (const [id, facts] of slow.facts) expect(fast.facts.get(id)).toBe(encodePairFacts(facts));
+      stored = new Map([...stored, ...fast.facts]);
+      records = new Map([...records, ...slow.facts]);
+    }
+  });
+
+  it('should return no facts for sessions nothing moved (a replay writes nothing)', () => {
+    const first = applyStoredPairFacts(new Map(), rows('s1', 2));
+    const again = applyStoredPairFacts(first.facts, [...rows('s1', 2), row('s1', 1)]);
+    expect(again).toEqual({ facts: new Map(), deltas: [] });
+  });
+
+  it('should move facts stored in the first form, and write them in the compact one', () => {
+    const stored = JSON.stringify({ [pairKey('a.ts', 'b.ts')]: [2, 2000, 2, 2, 0, 0, 102] });
+    const { facts, deltas } = applyStoredPairFacts(new Map([['s1', stored]]), [row('s1', 3)]);
+    expect(deltas.map((d) => [d.newSessions, d.counters.rawCount])).toEqual([[0, 1]]);
+    expect(decodePairFacts(facts.get('s1'))).toEqual({
+      [pairKey('a.ts', 'b.ts')]: [3, 3000, 3, 3, 0, 0, 103],
+    });
   });
 });
