@@ -2,21 +2,9 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import {
-  credentials,
-  Metadata,
-  status,
-  loadPackageDefinition,
-  type ServiceError,
-} from '@grpc/grpc-js';
-import { loadSync } from '@grpc/proto-loader';
+import { Metadata, status, type ServiceError } from '@grpc/grpc-js';
 import { OnnxMiniLmEmbedder, type Embedder } from '@engram/ai';
-import {
-  recallProtoPath,
-  type Episode,
-  type Memory,
-  type PromptSubmitted,
-} from '@engram/contracts';
+import type { Episode, Memory, PromptSubmitted } from '@engram/contracts';
 import { modelVector, observerSettings, type RecallRequestInput } from '@engram/core';
 import { SqliteObserverGraph } from '@engram/embedded';
 import {
@@ -47,6 +35,7 @@ import {
   type RecallServerRuntime,
   type RecallStack,
 } from '../../apps/retrieval/src/recall.runtime';
+import { recallGrpcClient } from '../../apps/retrieval/src/recall-grpc-client';
 import type { RecallHit } from '../../apps/retrieval/src/recall.service';
 import { freePort } from '../support/free-port';
 import {
@@ -312,22 +301,8 @@ describe('recall on real Elasticsearch (BM25 + kNN, fused and phase-weighted)', 
       ]),
       logger: false,
     });
-    const definition = loadSync(recallProtoPath(), {
-      keepCase: true,
-      longs: Number,
-      enums: String,
-      defaults: true,
-      oneofs: true,
-    });
-    const loaded = loadPackageDefinition(definition) as unknown as {
-      engram: {
-        recall: { v1: { Recall: new (url: string, creds: unknown) => typeof recallClient } };
-      };
-    };
-    recallClient = new loaded.engram.recall.v1.Recall(
-      `127.0.0.1:${port}`,
-      credentials.createInsecure(),
-    );
+    // The client the product ships (proto field names as any gRPC client sees them).
+    recallClient = recallGrpcClient<typeof recallClient>(`127.0.0.1:${port}`);
   });
 
   afterAll(async () => {

@@ -89,4 +89,6 @@ kafka_ready() {
 }
 
 kafka_endpoint() { echo "127.0.0.1:$KAFKA_PORT"; }
-kafka_timeout() { echo 90; }
+# The broker loads every partition's log before it answers: with the thousands of per-test topics
+# a developer machine accumulates, that alone took ~90 s here (13k partition directories).
+kafka_timeout() { echo 300; }
