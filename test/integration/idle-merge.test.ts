@@ -1,6 +1,12 @@
 // The retrieval indexer's idle merge against real Elasticsearch: an index written in several
 // refreshes holds several segments; once quiet it is merged to one, documents and kNN intact.
-import { createElasticsearchClient, IdleMerger, segmentsOf } from '@engram/elasticsearch';
+import { Client } from '@elastic/elasticsearch';
+import {
+  createElasticsearchClient,
+  IdleMerger,
+  mergeToOneSegment,
+  segmentsOf,
+} from '@engram/elasticsearch';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { uniqueName } from './support/unique';
 
@@ -90,5 +96,49 @@ describe('idle merge of a search index (real Elasticsearch)', () => {
     });
     expect(await merger.check()).toEqual([]);
     expect(merger.counters.failures).toBe(1);
+  });
+
+  it("should outlast the client's request timeout on a merge that takes longer", async () => {
+    // A request that waited for this merge was cut off at the client's timeout (undici's
+    // headers timeout) and re-sent; the merge is now a task that is polled.
+    const requestTimeoutMs = 1_000;
+    const impatient = new Client({
+      node: inject('infra').elasticsearchUrl,
+      requestTimeout: requestTimeoutMs,
+      maxRetries: 0,
+    });
+    const big = uniqueName('it-long-merge');
+    try {
+      await client.indices.create({
+        index: big,
+        settings: { number_of_shards: 1, number_of_replicas: 0 },
+        mappings: {
+          properties: {
+            embedding: { type: 'dense_vector', dims: 96, index: true, similarity: 'cosine' },
+          },
+        },
+      });
+      let seed = 1;
+      const next = () => (seed = (seed * 48_271) % 2_147_483_647) / 2_147_483_647 - 0.5;
+      for (let batch = 0; batch < 5; batch += 1) {
+        const operations = Array.from({ length: 2_500 }, () => [
+          { index: { _index: big } },
+          { embedding: Array.from({ length: 96 }, next) },
+        ]).flat();
+        await client.bulk({ refresh: true, operations });
+      }
+      expect((await segmentsOf(client, [big])).get(big)!.segments).toBeGreaterThan(1);
+
+      const started = performance.now();
+      await mergeToOneSegment(impatient, big, { pollMs: 200 });
+      const elapsedMs = performance.now() - started;
+
+      expect(elapsedMs).toBeGreaterThan(requestTimeoutMs); // a waiting request would have failed
+      expect((await segmentsOf(client, [big])).get(big)!.segments).toBe(1);
+      expect((await client.count({ index: big })).count).toBe(12_500);
+    } finally {
+      await impatient.close();
+      await client.indices.delete({ index: big }, { ignore: [404] });
+    }
   });
 });

@@ -4,7 +4,7 @@ import {
   episodesOfTurns,
   listDocuments,
   recentSessionActivity,
-  searchCandidates,
+  CandidateSearcher,
   SESSION_ACTIVITY_TIERS,
   writeAccessUpdates,
   type CandidateQuery,
@@ -33,8 +33,10 @@ export function elasticsearchRecallStore(
   client: Client,
   indices: RetrievalIndexNames,
 ): RecallStore {
+  // The tiers of a recall are asked together: one `_msearch` for all of them.
+  const searcher = new CandidateSearcher(client);
   return {
-    candidates: (tier, query) => searchCandidates(client, { ...query, index: indices[tier] }),
+    candidates: (tier, query) => searcher.search({ ...query, index: indices[tier] }),
     episodesOfTurns: (scope, eventIds) =>
       episodesOfTurns(client, indices.episodes, scope, eventIds),
     recentSessions: (scope, n) =>

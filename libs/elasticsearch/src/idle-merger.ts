@@ -15,8 +15,11 @@ export interface IdleMergerOptions {
   log?: (line: string) => void;
 }
 
-/** A merge of a few hundred MB runs for minutes on two cores: the request waits for it. */
-const MERGE_REQUEST_TIMEOUT_MS = 60 * 60 * 1000;
+/** A merge of a few hundred MB runs for minutes on two cores; give up waiting after this. */
+const MERGE_DEADLINE_MS = 60 * 60 * 1000;
+
+/** How often a running merge task is asked whether it has finished. */
+const MERGE_POLL_MS = 1_000;
 
 export interface IndexSegments {
   writes: number;
@@ -43,12 +46,36 @@ export async function segmentsOf(
   return seen;
 }
 
-/** Merges one index down to one segment; resolves when Elasticsearch has finished. */
-export async function mergeToOneSegment(client: Client, index: string): Promise<void> {
-  await client.indices.forcemerge(
-    { index, max_num_segments: 1, wait_for_completion: true },
-    { requestTimeout: MERGE_REQUEST_TIMEOUT_MS },
-  );
+/**
+ * Merges one index down to one segment; resolves when Elasticsearch has finished. The merge runs
+ * as a task that is polled: a request that waited for it would be cut off by the client's
+ * socket timeout (undici's headers timeout is the client's `requestTimeout`, 30 s, whatever a
+ * single request asks for), and the client would then send the merge again.
+ */
+export async function mergeToOneSegment(
+  client: Client,
+  index: string,
+  { pollMs = MERGE_POLL_MS, deadlineMs = MERGE_DEADLINE_MS } = {},
+): Promise<void> {
+  const started = await client.indices.forcemerge({
+    index,
+    max_num_segments: 1,
+    wait_for_completion: false,
+  });
+  const taskId = (started as { task?: string }).task;
+  if (taskId === undefined) return; // an 8.x server that merged in the request itself
+  const deadline = Date.now() + deadlineMs;
+  for (;;) {
+    const task = await client.tasks.get({ task_id: taskId });
+    if (task.completed) {
+      if (task.error) throw new Error(`merge of ${index} failed: ${JSON.stringify(task.error)}`);
+      return;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`merge of ${index} still running after ${deadlineMs / 60_000} min`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
+  }
 }
 
 /**

@@ -9,6 +9,7 @@ import {
   sameModelFilter,
   scopeFilter,
   semanticSearchBody,
+  knnSimilarity,
   turnFilters,
   vectorOfSource,
 } from './recall-search';
@@ -108,6 +109,7 @@ describe('recall filters', () => {
     expect(semanticSearchBody(query, query.vector)).toEqual({
       size: 30,
       track_total_hits: false,
+      _source: { excludes: ['embedding'] },
       knn: {
         field: 'embedding',
         query_vector: [0.6, 0.8],
@@ -124,6 +126,13 @@ describe('recall filters', () => {
     expect(
       semanticSearchBody({ ...query, minSimilarity: undefined }, query.vector).knn,
     ).not.toHaveProperty('similarity');
+  });
+
+  it("should read a kNN hit's cosine from its (1 + cos) / 2 score", () => {
+    expect(knnSimilarity(1)).toBe(1);
+    expect(knnSimilarity(0.8)).toBeCloseTo(0.6, 12);
+    expect(knnSimilarity(0.5)).toBe(0);
+    expect(knnSimilarity(-0.0000001)).toBe(-1);
   });
 
   it('should explore more HNSW candidates than it returns, within bounds', () => {

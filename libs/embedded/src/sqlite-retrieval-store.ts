@@ -51,7 +51,7 @@ export interface StoreCandidateQuery {
   minSimilarity?: number;
 }
 
-/** The candidate shape of @engram/elasticsearch's searchCandidates (the port checks it). */
+/** The candidate shape of @engram/elasticsearch's CandidateSearcher (the port checks it). */
 export interface StoreCandidates<S> {
   bm25: RankedHit[];
   knn: RankedHit[] | null;
@@ -346,6 +346,11 @@ const SOURCES_OF = `
 SELECT rid, id, doc, embedding, embedding_model FROM retrieval_documents
 WHERE rid IN (SELECT value FROM json_each(?))`;
 
+/** kNN hits: their cosine came with them, so their vectors are not read (nor allocated). */
+const SOURCES_WITHOUT_VECTORS_OF = `
+SELECT rid, id, doc, NULL AS embedding, NULL AS embedding_model FROM retrieval_documents
+WHERE rid IN (SELECT value FROM json_each(?))`;
+
 /** The memory map of the database file (see the constructor). */
 const MMAP_BYTES = 1024 ** 3;
 
@@ -490,14 +495,24 @@ export class SqliteRetrievalStore {
     const bm25 = this.lexical(t, query, filter);
     const vector = query.vector && query.vector.dimension > 0 ? query.vector : null;
     const knn = vector ? this.nearest(t, vector, filter, query) : null;
-    const rids = [...new Set([...bm25, ...(knn ?? [])].map((hit) => hit.rid))];
+    // kNN hits carry their cosine (`similarity`): the core needs only the BM25-only vectors.
+    const knnRids = knn?.map((hit) => hit.rid) ?? [];
+    const known = new Set(knnRids);
+    const lexicalOnly = bm25.flatMap((hit) => (known.has(hit.rid) ? [] : [hit.rid]));
     const sources = new Map<string, S>();
-    for (const row of this.statement(SOURCES_OF).all(JSON.stringify(rids)) as DocumentRow[]) {
-      sources.set(row.id, sourceOf(row) as S);
-    }
-    const ranked = (hits: { id: string; score: number }[]) =>
-      hits.map(({ id, score }) => ({ id, score }));
-    return Promise.resolve({ bm25: ranked(bm25), knn: knn && ranked(knn), sources });
+    const read = (sql: string, rids: number[]) => {
+      if (rids.length === 0) return;
+      for (const row of this.statement(sql).all(JSON.stringify(rids)) as DocumentRow[]) {
+        sources.set(row.id, sourceOf(row) as S);
+      }
+    };
+    read(SOURCES_OF, lexicalOnly);
+    read(SOURCES_WITHOUT_VECTORS_OF, knnRids);
+    return Promise.resolve({
+      bm25: bm25.map(({ id, score }) => ({ id, score })),
+      knn: knn && knn.map(({ id, score, cosine }) => ({ id, score, similarity: cosine })),
+      sources,
+    });
   }
 
   /**
@@ -799,7 +814,7 @@ function documentRow(tier: RetrievalStoreTier, id: string, document: StoredField
   };
 }
 
-/** The stored document as the indexer wrote it, its vector back in `embedding`. */
+/** The stored document as the indexer wrote it, its vector (if read) back in `embedding`. */
 function sourceOf(row: DocumentRow): object {
   const doc = JSON.parse(row.doc) as Record<string, unknown>;
   if (row.embedding && row.embedding_model) {

@@ -63,6 +63,45 @@ describe('fuseCandidates', () => {
     ]);
   });
 
+  it("should take a kNN hit's cosine from its index and the others' from their vectors", () => {
+    const asked: string[] = [];
+    const fused = fuseCandidates(
+      {
+        bm25: BM25,
+        knn: [
+          { id: 'B', similarity: 0.6 },
+          { id: 'D', similarity: -1.0000001 },
+          { id: 'A', similarity: 1 },
+        ],
+        query: QUERY,
+        vectorOf: (id) => {
+          asked.push(id);
+          return VECTORS[id];
+        },
+      },
+      CONFIG,
+    );
+    const computed = fuseCandidates(
+      { bm25: BM25, knn: KNN, query: QUERY, vectorOf: (id) => VECTORS[id] },
+      CONFIG,
+    );
+    // Only the BM25-only candidate needed its stored vector; the rest match the computed run.
+    expect(asked).toEqual(['C']);
+    expect(fused.map((c) => [c.id, c.cosineStatus])).toEqual(
+      computed.map((c) => [c.id, c.cosineStatus]),
+    );
+    fused.forEach((c, i) => expect(c.relevance).toBeCloseTo(computed[i].relevance, 6));
+    expect(fused.find((c) => c.id === 'D')?.knn).toBe(-1); // float32 rounding clamped
+  });
+
+  it("should ignore an index's similarity when there is no query vector", () => {
+    const fused = fuseCandidates(
+      { bm25: [], knn: [{ id: 'A', similarity: 0.9 }], query: null, vectorOf: () => undefined },
+      CONFIG,
+    );
+    expect(fused[0]).toMatchObject({ cosineStatus: 'no_query_vector', knn: 0 });
+  });
+
   it('should use the normalised RRF alone when there is no query vector (lexical-only recall)', () => {
     const fused = fuseCandidates(
       { bm25: BM25, knn: null, query: null, vectorOf: (id) => VECTORS[id] },

@@ -9,7 +9,10 @@ export type CosineStatus =
 export interface FusionInput {
   /** BM25 hits, best first. */
   bm25: readonly RankedHit[];
-  /** kNN hits, best first; null when the kNN search did not run (e.g. no query embedding). */
+  /**
+   * kNN hits, best first; null when the kNN search did not run (e.g. no query embedding). A hit
+   * with a `similarity` needs no stored vector: that is its cosine with `query`.
+   */
   knn: readonly RankedHit[] | null;
   /** The query embedding; null when none could be computed (lexical-only recall). */
   query: ModelVector | null;
@@ -40,7 +43,8 @@ export interface FusedCandidate {
 /**
  * Fuses BM25 and kNN candidates by reciprocal rank fusion, then computes the exact cosine of
  * every candidate — BM25-only ones included, so a lexical hit is also judged semantically — and
- * the relevance. Vectors of another model or dimension are never compared (status
+ * the relevance. A kNN hit's cosine is the one its index computed when it reports it
+ * (`similarity`), else the one of its stored vector. Vectors of another model or dimension are never compared (status
  * `model_mismatch` / `dimension_mismatch`, cosine 0): during a re-index old and new vectors
  * coexist, and one stale document must not fail the whole query. Order: fused descending, ties
  * by id.
@@ -48,8 +52,13 @@ export interface FusedCandidate {
 export function fuseCandidates(input: FusionInput, config: RankingConfig): FusedCandidate[] {
   const lists = input.knn === null ? [input.bm25] : [input.bm25, input.knn];
   const best = maxRrfScore(lists.length, config.rrfK);
+  const indexed = indexedSimilarities(input.knn);
   return reciprocalRankFusion(lists, config.rrfK).map((entry) => {
-    const { knn, cosineStatus } = exactCosine(input.query, input.vectorOf(entry.id));
+    const similarity = indexed.get(entry.id);
+    const { knn, cosineStatus } =
+      input.query !== null && similarity !== undefined
+        ? { knn: clampCosine(similarity), cosineStatus: 'computed' as const }
+        : exactCosine(input.query, input.vectorOf(entry.id));
     const fusedNormalised = Math.min(1, entry.fused / best);
     return {
       id: entry.id,
@@ -101,6 +110,22 @@ function exactCosine(
   if (mismatch === 'model') return { knn: 0, cosineStatus: 'model_mismatch' };
   if (mismatch === 'dimension') return { knn: 0, cosineStatus: 'dimension_mismatch' };
   return { knn: modelCosine(query, document), cosineStatus: 'computed' };
+}
+
+/** The cosines the vector index reported for its hits, by id (the first hit of an id counts). */
+function indexedSimilarities(knn: readonly RankedHit[] | null): Map<string, number> {
+  const similarities = new Map<string, number>();
+  for (const hit of knn ?? []) {
+    if (hit.similarity !== undefined && !similarities.has(hit.id)) {
+      similarities.set(hit.id, hit.similarity);
+    }
+  }
+  return similarities;
+}
+
+/** An index's float32 arithmetic can land a hair outside [-1, 1]. */
+function clampCosine(value: number): number {
+  return Math.min(1, Math.max(-1, value));
 }
 
 function clampUnit(value: number): number {

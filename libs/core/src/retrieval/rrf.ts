@@ -4,6 +4,13 @@ import { compareText } from './ordering';
 export interface RankedHit {
   id: string;
   score?: number;
+  /**
+   * kNN hits only: the cosine with the query vector that the vector index itself computed
+   * (from the full-precision stored vector, the query's model and dimension — kNN searches
+   * filter on both). The core uses it as the candidate's exact cosine, so a store need not ship
+   * the vectors of its kNN hits back for the core to compare them again.
+   */
+  similarity?: number;
 }
 
 export interface RrfEntry {

@@ -12,6 +12,7 @@ import type { RecallTier } from '../../retrieval/recall-request';
 import type { RankedHit } from '../../retrieval/rrf';
 import type { SessionActivity, TemporalConstraint } from '../../retrieval/temporal';
 import { DAY, episode, memory, NOW } from '../../retrieval/testing/fixtures';
+import { cosine } from '../../math/vectors';
 import type { Delivered } from '../stream-stage';
 
 /** What the suite calls: the RecallStore port of apps/retrieval, structurally. */
@@ -253,6 +254,21 @@ export function describeRecallStoreContract(
       expect(found.bm25).toEqual([]);
       expect(ids(found.knn)).toEqual(['m-auth']);
       expect(found.knn![0].score).toBeCloseTo(1, 3); // Elasticsearch's (1 + cos) / 2
+    });
+
+    it('should report each kNN hit’s cosine with the query, the exact one of its stored vector', async () => {
+      const scope = scopeOf('similarity');
+      const indexed = memories(scope);
+      await index({ memories: indexed });
+      const query = 'signin session on a mobile screen'; // auth ×2, css ×2: cos 1/√2 with each
+      const found = await searchMemories(scope, 'zzz', { vector: query });
+      expect(ids(found.knn).sort()).toEqual(['m-auth', 'm-css']);
+      for (const hit of found.knn!) {
+        const content = indexed.find((m) => m.memoryId === hit.id)!.content;
+        const expected = cosine(queryVector(query).vector, conceptVector(content));
+        expect(expected).toBeCloseTo(Math.SQRT1_2, 6);
+        expect(hit.similarity).toBeCloseTo(expected, 6); // float32 arithmetic in the index
+      }
     });
 
     it('should compare only vectors of the query model', async () => {
