@@ -6,7 +6,10 @@ INFRA_HOME="${ENGRAM_INFRA_HOME:-$HOME/.cache/engram/infra}"
 DEPLOY_LOCAL_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 RUN_DIR="$INFRA_HOME/run"      # pid files
 LOG_DIR="$INFRA_HOME/logs"     # one log per server
-mkdir -p "$INFRA_HOME" "$RUN_DIR" "$LOG_DIR"
+# Server data. CI points it at a fresh directory per run: a data dir shared by every run grows a
+# topic per test forever (tens of thousands of partitions slow Kafka's start and coordinators).
+DATA_HOME="${ENGRAM_INFRA_DATA:-$INFRA_HOME/data}"
+mkdir -p "$INFRA_HOME" "$RUN_DIR" "$LOG_DIR" "$DATA_HOME"
 
 # Ports (SPEC/issue defaults), each overridable by environment.
 KAFKA_PORT="${ENGRAM_KAFKA_PORT:-9092}"

@@ -371,7 +371,16 @@ describe('distiller service on real Kafka', () => {
           distiller.stage.openSessions === 0
             ? true
             : undefined,
-        { timeoutMs: 90_000, intervalMs: 200 },
+        {
+          timeoutMs: 90_000,
+          intervalMs: 200,
+          state: () => ({
+            distiller: distiller.stage.counters,
+            pendingTriggers: distiller.stage.pendingTriggers,
+            openSessions: distiller.stage.openSessions,
+            segmenterOpenSessions: segmenter.stage.openSessions,
+          }),
+        },
       );
       const { counters } = distiller.stage;
       console.log(`[distiller] with the segmenter: ${JSON.stringify(counters)}`);

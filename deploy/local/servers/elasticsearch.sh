@@ -5,7 +5,7 @@
 # set. deploy/local/elasticsearch/ holds a small launcher (src/org/elasticsearch/node/
 # EngramEsLauncher.java) that builds a real Node with the Netty4 plugin plus EngramCompatPlugin
 # (GET /, the `english` analyzer, porter_stem/kstem/english_possessive/asciifolding filters).
-# Data is durable under $INFRA_HOME/data/elasticsearch; built artefacts live under
+# Data is durable under $DATA_HOME/elasticsearch; built artefacts live under
 # $INFRA_HOME/elasticsearch.
 
 ES_SRC_DIR="$DEPLOY_LOCAL_DIR/elasticsearch"
@@ -58,7 +58,7 @@ elasticsearch_setup() {
 }
 
 elasticsearch_start() {
-  mkdir -p "$ES_HOME_DIR/config" "$ES_DIR/logs" "$ES_DIR/tmp" "$INFRA_HOME/data/elasticsearch"
+  mkdir -p "$ES_HOME_DIR/config" "$ES_DIR/logs" "$ES_DIR/tmp" "$DATA_HOME/elasticsearch"
   cp "$ES_SRC_DIR/elasticsearch.yml" "$ES_SRC_DIR/log4j2.properties" "$ES_HOME_DIR/config/"
   # JVM flags: a small fixed heap and bounded direct memory (the other servers share 2 cores and
   # the RAM), plus the log4j/netty flags of ES's own jvm.options that matter here.
@@ -71,7 +71,7 @@ elasticsearch_start() {
     "network.host=127.0.0.1" \
     "http.port=$ES_PORT" \
     "transport.port=$ES_TRANSPORT_PORT" \
-    "path.data=$INFRA_HOME/data/elasticsearch" \
+    "path.data=$DATA_HOME/elasticsearch" \
     "path.logs=$ES_DIR/logs"
 }
 

@@ -1,11 +1,11 @@
 # Apache Kafka 3.9 in KRaft mode: one process that is both broker and controller, on loopback.
 # Sourced by infra.sh (after lib.sh). The jars come from Maven Central into ~/.m2 via
 # deploy/local/kafka/pom.xml; the cache ($INFRA_HOME/kafka) holds only the classpath file, the
-# rendered config and the cluster id. Data lives in $INFRA_HOME/data/kafka.
+# rendered config and the cluster id. Data lives in $DATA_HOME/kafka.
 
 KAFKA_VERSION="${ENGRAM_KAFKA_VERSION:-3.9.1}"
 KAFKA_DIR="$INFRA_HOME/kafka"
-KAFKA_DATA_DIR="$INFRA_HOME/data/kafka"
+KAFKA_DATA_DIR="$DATA_HOME/kafka"
 KAFKA_CP_FILE="$KAFKA_DIR/classpath-$KAFKA_VERSION" # doubles as the setup stamp
 KAFKA_CONFIG="$KAFKA_DIR/server.properties"
 

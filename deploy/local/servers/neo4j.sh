@@ -2,7 +2,7 @@
 #
 # Jars come from Maven Central through deploy/local/neo4j/pom.xml; a small launcher
 # (neo4j/Neo4jLauncher.java) runs the real CommunityBootstrapper in-process, so data is durable
-# under $INFRA_HOME/data/neo4j. Built artefacts live under $INFRA_HOME/neo4j.
+# under $DATA_HOME/neo4j. Built artefacts live under $INFRA_HOME/neo4j.
 
 NEO4J_SRC_DIR="$DEPLOY_LOCAL_DIR/neo4j"
 NEO4J_DIR="$INFRA_HOME/neo4j"
@@ -52,7 +52,7 @@ neo4j_setup() {
 }
 
 neo4j_start() {
-  mkdir -p "$NEO4J_DIR/home" "$NEO4J_DIR/logs" "$INFRA_HOME/data/neo4j"
+  mkdir -p "$NEO4J_DIR/home" "$NEO4J_DIR/logs" "$DATA_HOME/neo4j"
   # JVM flags: small heap; the --add-opens/netty flags are the ones Neo4j's own neo4j.conf adds
   # for Java 17 (direct buffers, native transport).
   start_daemon neo4j "$JAVA" -Xms128m -Xmx512m -XX:+UseG1GC -XX:-OmitStackTraceInFastThrow \
@@ -65,7 +65,7 @@ neo4j_start() {
     "server.bolt.advertised_address=127.0.0.1:$NEO4J_BOLT_PORT" \
     "server.http.listen_address=127.0.0.1:$NEO4J_HTTP_PORT" \
     "server.http.advertised_address=127.0.0.1:$NEO4J_HTTP_PORT" \
-    "server.directories.data=$INFRA_HOME/data/neo4j" \
+    "server.directories.data=$DATA_HOME/neo4j" \
     "server.directories.logs=$NEO4J_DIR/logs" \
     "server.directories.run=$NEO4J_DIR/home/run"
 }

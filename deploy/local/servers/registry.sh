@@ -1,12 +1,12 @@
 # Apicurio Registry 3.3 as the Confluent-compatible Schema Registry (API at /apis/ccompat/v7).
 # Sourced by infra.sh (after lib.sh). The `all` tarball (a self-contained Quarkus app) comes from
 # Maven Central into ~/.m2 via deploy/local/registry/pom.xml and is unpacked into
-# $INFRA_HOME/registry/<version>. Storage: H2 in a file under $INFRA_HOME/data/registry, so
+# $INFRA_HOME/registry/<version>. Storage: H2 in a file under $DATA_HOME/registry, so
 # schemas and their ids survive a restart (Apicurio's default is in-memory H2).
 
 REGISTRY_VERSION="${ENGRAM_REGISTRY_VERSION:-3.3.3}"
 REGISTRY_DIR="$INFRA_HOME/registry/$REGISTRY_VERSION"
-REGISTRY_DATA_DIR="$INFRA_HOME/data/registry"
+REGISTRY_DATA_DIR="$DATA_HOME/registry"
 REGISTRY_STAMP="$REGISTRY_DIR/.unpacked"
 
 registry_setup() {
