@@ -24,6 +24,7 @@ import {
 } from './observer-graph.cypher';
 import {
   isEmptyGraphBatch,
+  splitGraphBatch,
   type CoAccessDirectionRule,
   type GraphCoAccessNeighbour,
   type GraphFileRef,
@@ -76,6 +77,16 @@ export function classifyGraphWriteError(error: unknown): unknown {
   );
 }
 
+/** Neo4j refused the transaction for its memory: the total pool's limit or one transaction's. */
+function isOverTransactionMemory(error: unknown): boolean {
+  return (
+    error instanceof Neo4jError &&
+    /^Neo\.TransientError\.General\.(MemoryPoolOutOfMemoryError|TransactionMemoryLimit)$/.test(
+      error.code,
+    )
+  );
+}
+
 function isSocketError(error: unknown): boolean {
   const code = (error as { code?: unknown } | null)?.code;
   return error instanceof Error && typeof code === 'string' && /^E[A-Z]+$/.test(code);
@@ -93,7 +104,8 @@ export interface GraphWriterOptions {
  * are sorted so concurrent writers take their locks in the same order.
  */
 export class Neo4jObserverGraphWriter implements ObserverGraphStore {
-  readonly counters = { batches: 0, rows: 0, failures: 0 };
+  /** `splits`: batches Neo4j refused as too big for one transaction, written in halves. */
+  readonly counters = { batches: 0, rows: 0, failures: 0, splits: 0 };
 
   constructor(
     private readonly driver: Driver,
@@ -101,8 +113,24 @@ export class Neo4jObserverGraphWriter implements ObserverGraphStore {
     private readonly options: GraphWriterOptions = {},
   ) {}
 
+  /**
+   * One transaction per batch; a batch over the server's transaction memory limit is written in
+   * halves by session (a catch-up fetch can hold tens of thousands of calls of thousands of
+   * sessions): retrying it whole would fail the same way forever and stall the consumer.
+   */
   async write(batch: ObserverGraphBatch): Promise<void> {
     if (isEmptyGraphBatch(batch)) return;
+    try {
+      await this.writeWhole(batch);
+    } catch (error) {
+      const halves = isOverTransactionMemory(error) ? splitGraphBatch(batch) : null;
+      if (!halves) throw classifyGraphWriteError(error);
+      this.counters.splits += 1;
+      for (const half of halves) await this.write(half);
+    }
+  }
+
+  private async writeWhole(batch: ObserverGraphBatch): Promise<void> {
     const rows = this.sortedRows(batch);
     const session = this.driver.session({
       defaultAccessMode: neo4j.session.WRITE,
@@ -115,7 +143,7 @@ export class Neo4jObserverGraphWriter implements ObserverGraphStore {
       });
     } catch (error) {
       this.counters.failures += 1;
-      throw classifyGraphWriteError(error);
+      throw error;
     } finally {
       await session.close().catch(() => undefined);
     }

@@ -3,6 +3,7 @@
 export {
   emptyGraphBatch,
   isEmptyGraphBatch,
+  splitGraphBatch,
   type CoAccessDirectionRule,
   type CoAccessReader,
   type GraphCoAccessNeighbour,

@@ -98,6 +98,34 @@ export function isEmptyGraphBatch(batch: ObserverGraphBatch): boolean {
   );
 }
 
+/**
+ * A batch cut in two by session, for a store that refuses the whole as too big for one
+ * transaction. A session's rows stay together (its pair facts and touches are its own); writing
+ * the halves one after the other leaves the graph as the whole would, since every row is an
+ * absolute fact (and a half written twice, on a retry, changes nothing). The files newly touched
+ * go with the second half, so their edges' weights are refreshed once every touch is written.
+ * Null when the batch holds fewer than two sessions.
+ */
+export function splitGraphBatch(
+  batch: ObserverGraphBatch,
+): [ObserverGraphBatch, ObserverGraphBatch] | null {
+  const rows = [...batch.sessions, ...batch.touches, ...batch.sessionPairs, ...batch.errors];
+  const sessionIds = [...new Set(rows.map((row) => row.sessionId))].sort();
+  if (sessionIds.length < 2) return null;
+  const first = new Set(sessionIds.slice(0, Math.ceil(sessionIds.length / 2)));
+  const half = (inFirst: boolean): ObserverGraphBatch => {
+    const mine = (row: { sessionId: string }) => first.has(row.sessionId) === inFirst;
+    return {
+      sessions: batch.sessions.filter(mine),
+      touches: batch.touches.filter(mine),
+      sessionPairs: batch.sessionPairs.filter(mine),
+      errors: batch.errors.filter(mine),
+      newlyTouchedFiles: inFirst ? [] : batch.newlyTouchedFiles,
+    };
+  };
+  return [half(true), half(false)];
+}
+
 /** The graph writes of a batch; throws DownstreamUnavailableError while the store is down. */
 export interface ObserverGraphWriter {
   write(batch: ObserverGraphBatch): Promise<void>;
