@@ -44,10 +44,10 @@ export interface FusedCandidate {
  * Fuses BM25 and kNN candidates by reciprocal rank fusion, then computes the exact cosine of
  * every candidate — BM25-only ones included, so a lexical hit is also judged semantically — and
  * the relevance. A kNN hit's cosine is the one its index computed when it reports it
- * (`similarity`), else the one of its stored vector. Vectors of another model or dimension are never compared (status
- * `model_mismatch` / `dimension_mismatch`, cosine 0): during a re-index old and new vectors
- * coexist, and one stale document must not fail the whole query. Order: fused descending, ties
- * by id.
+ * (`similarity`), else the one of its stored vector. Vectors of another model or dimension are
+ * never compared (status `model_mismatch` / `dimension_mismatch`, cosine 0): during a re-index
+ * old and new vectors coexist, and one stale document must not fail the whole query. Order: fused
+ * descending, ties by id.
  */
 export function fuseCandidates(input: FusionInput, config: RankingConfig): FusedCandidate[] {
   const lists = input.knn === null ? [input.bm25] : [input.bm25, input.knn];
