@@ -121,10 +121,17 @@ describe('Feedback deletions on real Kafka, Schema Registry and Elasticsearch', 
 
   it('Feedback DELETE: a tombstone on the memory partition, the document gone at once and for good', async () => {
     const before = indexer.indexer.counters.deleted + indexer.indexer.counters.alreadyAbsent;
+    // It was returned once: its access counter exists, apart from the memory document.
+    stack.access.record([{ tenantId: TENANT, projectId: PROJECT, memoryId: 'fd-mutex' }]);
+    await stack.access.flush();
+    const counter = () => es.exists({ index: indices.memoryAccess, id: 'fd-mutex' });
+    expect(await counter()).toBe(true);
     const answer = await feedback('fd-mutex', { userId: 'alice' });
     expect(answer).toEqual({ memoryId: 'fd-mutex', applied: true, confidence: 0, deleted: true });
-    // At once: Feedback removes it and refreshes (recall-rpcs.test checks it with no indexer).
+    // At once: Feedback removes it and refreshes (recall-rpcs.test checks it with no indexer),
+    // and its counter with it.
     expect(await exists('fd-mutex')).toBe(false);
+    expect(await counter()).toBe(false);
     const recalled = await stack.service.recall({
       tenantId: TENANT,
       projectId: PROJECT,

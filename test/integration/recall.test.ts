@@ -8,16 +8,19 @@ import type { Episode, Memory, PromptSubmitted } from '@engram/contracts';
 import { modelVector, observerSettings, type RecallRequestInput } from '@engram/core';
 import { SqliteObserverGraph } from '@engram/embedded';
 import {
+  anyOfFilter,
   BulkWriter,
   createElasticsearchClient,
   ensureRetrievalIndices,
   episodeDocument,
   memoryDocument,
+  memoryFilters,
   retrievalIndexNames,
   turnDocument,
   withEmbedding,
   type BulkOperation,
-  type RetrievalIndexNames,
+  type ElasticsearchIndexNames,
+  type MemoryDocument,
   type SearchFields,
 } from '@engram/elasticsearch';
 import { resetConfigForTests } from '@engram/config';
@@ -242,7 +245,7 @@ describe('recall on real Elasticsearch (BM25 + kNN, fused and phase-weighted)', 
   const infra = inject('infra');
   const es = createElasticsearchClient(infra.elasticsearchUrl);
   const prefix = `${uniqueName('it-recall')}.`;
-  const indices: RetrievalIndexNames = retrievalIndexNames(prefix);
+  const indices: ElasticsearchIndexNames = retrievalIndexNames(prefix);
   let embedder: Embedder;
   let stack: RecallStack;
   let server: RecallServerRuntime;
@@ -452,17 +455,45 @@ describe('recall on real Elasticsearch (BM25 + kNN, fused and phase-weighted)', 
     expect(ids(recent.results)).toEqual(['e-css']);
   });
 
-  it('should count accesses in the background and write them in a batch', async () => {
+  it('should count accesses in the background, apart from the memory document', async () => {
     await stack.access.flush(); // what earlier tests returned
-    const before = (await es.get<Memory>({ index: indices.memories, id: 'm-kafka' }))._source!;
+    await es.indices.refresh({ index: indices.memoryAccess });
+    /** The memory as every read of the store sees it: its document with its counters. */
+    const stored = async () => {
+      const [doc] = await stack.store.list<MemoryDocument>('memories', {
+        filter: [
+          ...memoryFilters({ tenantId: TENANT, projectId: PROJECT }, undefined),
+          anyOfFilter('memoryId', ['m-kafka']),
+        ],
+        size: 1,
+      });
+      return doc.source;
+    };
+    const document = () => es.get<Memory>({ index: indices.memories, id: 'm-kafka' });
+    const before = await stored();
+    const documentBefore = await document();
     await recall({ query: 'kafka consumer rebalance offsets', tier: 'memories', k: 1 });
     await recall({ query: 'kafka consumer group commit offsets', tier: 'memories', k: 1 });
     // The recall returned before anything was written; the tracker holds the hits.
     expect(stack.access.pending).toBeGreaterThan(0);
     await stack.access.flush();
-    const after = (await es.get<Memory>({ index: indices.memories, id: 'm-kafka' }))._source!;
+    await es.indices.refresh({ index: indices.memoryAccess });
+    const after = await stored();
     expect(after.accessCount).toBe(before.accessCount + 2);
     expect(after.lastAccessedAt).toBeGreaterThan(before.lastAccessedAt);
+    // Counting did not rewrite the memory (nor re-index its vector): same version, same counts.
+    const documentAfter = await document();
+    expect(documentAfter._seq_no).toBe(documentBefore._seq_no);
+    expect(documentAfter._source!.accessCount).toBe(documentBefore._source!.accessCount);
+    // Re-indexing the memory (a new version from the log) keeps the counts.
+    await BulkWriter.forClient(es).write(
+      await vectorsFor(
+        [memoryDocument(MEMORIES.find((m) => m.memoryId === 'm-kafka')!)],
+        indices.memories,
+      ),
+    );
+    await es.indices.refresh({ index: indices.memories });
+    expect((await stored()).accessCount).toBe(after.accessCount);
   });
 
   it('should answer Recall over gRPC with results and provenance, and refuse bad requests', async () => {

@@ -258,7 +258,7 @@ describe('retrieval indexer on real Kafka, Schema Registry and Elasticsearch', (
   });
 
   it('should create the three indices with English text and 384-dim cosine HNSW vectors', async () => {
-    for (const index of Object.values(indices)) {
+    for (const index of [indices.memories, indices.episodes, indices.turns]) {
       const mapping = await es.indices.getMapping({ index });
       const properties = mapping[index].mappings.properties!;
       expect(properties.embedding).toMatchObject({
@@ -271,6 +271,21 @@ describe('retrieval indexer on real Kafka, Schema Registry and Elasticsearch', (
       expect(properties.text).toMatchObject({ type: 'text', analyzer: 'english' });
       expect(properties.tenantId).toEqual({ type: 'keyword' });
     }
+  });
+
+  it('should keep access counters in an index of their own, without vectors', async () => {
+    const mapping = await es.indices.getMapping({ index: indices.memoryAccess });
+    expect(mapping[indices.memoryAccess].mappings).toMatchObject({
+      dynamic: 'strict',
+      properties: {
+        tenantId: { type: 'keyword' },
+        projectId: { type: 'keyword' },
+        memoryId: { type: 'keyword' },
+        accessCount: { type: 'long' },
+        lastAccessedAt: { type: 'date' },
+      },
+    });
+    expect(Object.keys(mapping[indices.memoryAccess].mappings.properties!)).toHaveLength(5);
   });
 
   it('should stem with the english analyzer of this server', async () => {
@@ -287,6 +302,7 @@ describe('retrieval indexer on real Kafka, Schema Registry and Elasticsearch', (
       memories: 'exists',
       episodes: 'exists',
       turns: 'exists',
+      memoryAccess: 'exists',
     });
     await expect(ensureRetrievalIndices(es, indices, { dims: 768 })).rejects.toThrow(
       MisconfigurationError,

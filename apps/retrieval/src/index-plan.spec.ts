@@ -2,6 +2,7 @@ import { InvalidEventError } from '@engram/core';
 import { describe, expect, it } from 'vitest';
 import {
   lastWins,
+  planAccessCleanup,
   planEpisodes,
   planMemories,
   planTurns,
@@ -27,6 +28,24 @@ describe('planMemories', () => {
 
   it('should refuse a tombstone whose key cannot be a document id', () => {
     expect(() => planMemories([tombstone('m'.repeat(513))], 'memories')).toThrow(InvalidEventError);
+  });
+});
+
+describe('planAccessCleanup', () => {
+  it('should delete the access counters of each tombstoned memory once, and of nothing else', () => {
+    const operations = planAccessCleanup(
+      [
+        tombstone('m1'),
+        delivered(memoryRecord({ memoryId: 'm2', content: 'kept' })),
+        tombstone('m1'),
+        tombstone('m3'),
+      ],
+      'memory-access',
+    );
+    expect(operations).toEqual([
+      { action: 'delete', index: 'memory-access', id: 'm1' },
+      { action: 'delete', index: 'memory-access', id: 'm3' },
+    ]);
   });
 });
 

@@ -10,9 +10,10 @@ import {
 import type { DeliveredOrTombstone, DeliveredTombstone } from '@engram/kafka';
 
 /** A write the indexer will make once the text is embedded. */
+export type PlannedDelete = { action: 'delete'; index: string; id: string };
+
 export type PlannedOperation =
-  | { action: 'index'; index: string; id: string; text: string; body: SearchFields }
-  | { action: 'delete'; index: string; id: string };
+  { action: 'index'; index: string; id: string; text: string; body: SearchFields } | PlannedDelete;
 
 export interface Plan {
   operations: PlannedOperation[];
@@ -28,7 +29,7 @@ function upsert(index: string, document: { id: string; body: SearchFields }): Pl
  * A tombstone deletes the document of its key (the memoryId or episodeId of the compacted topic).
  * The consumer dead-letters tombstones without a key; documentId refuses an id Elasticsearch would.
  */
-function remove(index: string, item: DeliveredTombstone, keyField: string): PlannedOperation {
+function remove(index: string, item: DeliveredTombstone, keyField: string): PlannedDelete {
   return { action: 'delete', index, id: documentId(item.key, keyField) };
 }
 
@@ -41,6 +42,21 @@ export function planMemories(items: readonly DeliveredOrTombstone<Memory>[], ind
     ),
     skipped: 0,
   };
+}
+
+/**
+ * A memory's tombstone also removes its access counters, where they are kept apart (the
+ * Elasticsearch store): a memory re-created under the same id starts uncounted.
+ */
+export function planAccessCleanup(
+  items: readonly DeliveredOrTombstone<Memory>[],
+  accessIndex: string,
+): PlannedDelete[] {
+  const deletes = new Map<string, PlannedDelete>();
+  for (const item of items) {
+    if (item.event === null) deletes.set(item.key, remove(accessIndex, item, 'memoryId'));
+  }
+  return [...deletes.values()];
 }
 
 export function planEpisodes(items: readonly DeliveredOrTombstone<Episode>[], index: string): Plan {

@@ -1,17 +1,22 @@
 import type { Client } from '@elastic/elasticsearch';
 import type { AccessUpdate, RecallScope, RecallTier, SessionActivity } from '@engram/core';
 import {
+  ensureMemoryAccessIndex,
   episodesOfTurns,
   listDocuments,
+  readAccessCounters,
   recentSessionActivity,
   CandidateSearcher,
+  classifyElasticsearchError,
   SESSION_ACTIVITY_TIERS,
+  withCountedAccess,
   writeAccessUpdates,
   type CandidateQuery,
   type Candidates,
+  type ElasticsearchIndexNames,
   type ListQuery,
   type Listed,
-  type RetrievalIndexNames,
+  type MemoryDocument,
 } from '@engram/elasticsearch';
 
 /** What recall needs from the store: the seam between RecallService and Elasticsearch. */
@@ -28,15 +33,40 @@ export interface RecallStore {
   list<S>(tier: RecallTier, query: Omit<ListQuery, 'index'>): Promise<Listed<S>[]>;
 }
 
-/** The distributed store: the three retrieval indices on Elasticsearch. */
+/**
+ * The distributed store: the three retrieval indices on Elasticsearch, and the memories' access
+ * counters beside them (their own index: counting must not re-index a memory's vector). A memory
+ * comes back from every read with its effective counters.
+ */
 export function elasticsearchRecallStore(
   client: Client,
-  indices: RetrievalIndexNames,
+  indices: ElasticsearchIndexNames,
 ): RecallStore {
   // The tiers of a recall are asked together: one `_msearch` for all of them.
   const searcher = new CandidateSearcher(client);
+  const counted = (ids: string[]) => readAccessCounters(client, indices.memoryAccess, ids);
+  // Before the first counter write (a missing index reads as no counters).
+  let accessIndexReady: Promise<unknown> | null = null;
+  const ensureAccessIndex = () => {
+    accessIndexReady ??= ensureMemoryAccessIndex(client, indices.memoryAccess).catch((error) => {
+      accessIndexReady = null; // the next flush tries again; the tracker requeues meanwhile
+      throw classifyElasticsearchError(error);
+    });
+    return accessIndexReady;
+  };
   return {
-    candidates: (tier, query) => searcher.search({ ...query, index: indices[tier] }),
+    candidates: async <S>(tier: RecallTier, query: Omit<CandidateQuery, 'index'>) => {
+      const found = await searcher.search<S>({ ...query, index: indices[tier] });
+      if (tier !== 'memories') return found;
+      const counters = await counted([...found.sources.keys()]);
+      const sources = new Map(
+        [...found.sources].map(([id, source]) => [
+          id,
+          withCountedAccess(id, source as MemoryDocument, counters) as S,
+        ]),
+      );
+      return { ...found, sources };
+    },
     episodesOfTurns: (scope, eventIds) =>
       episodesOfTurns(client, indices.episodes, scope, eventIds),
     recentSessions: (scope, n) =>
@@ -46,7 +76,18 @@ export function elasticsearchRecallStore(
         scope,
         n,
       ),
-    writeAccess: (updates) => writeAccessUpdates(client, indices.memories, updates),
-    list: (tier, query) => listDocuments(client, { ...query, index: indices[tier] }),
+    writeAccess: async (updates) => {
+      await ensureAccessIndex();
+      return writeAccessUpdates(client, indices, updates);
+    },
+    list: async <S>(tier: RecallTier, query: Omit<ListQuery, 'index'>) => {
+      const listed = await listDocuments<S>(client, { ...query, index: indices[tier] });
+      if (tier !== 'memories') return listed;
+      const counters = await counted(listed.map((doc) => doc.id));
+      return listed.map((doc) => ({
+        id: doc.id,
+        source: withCountedAccess(doc.id, doc.source as MemoryDocument, counters) as S,
+      }));
+    },
   };
 }

@@ -6,7 +6,7 @@ import {
   BulkWriter,
   createElasticsearchClient,
   retrievalIndexNames,
-  type RetrievalIndexNames,
+  type ElasticsearchIndexNames,
 } from '@engram/elasticsearch';
 import {
   Logger,
@@ -46,7 +46,7 @@ export type { RecallStack } from './recall-stack';
 /** The recall services on the three indices of `client` (shared by gRPC and `engram recall`). */
 export function createRecallStack(options: {
   client: Client;
-  indices: RetrievalIndexNames;
+  indices: ElasticsearchIndexNames;
   embedder: Embedder;
   ranking?: RankingConfig;
   /** The event log Remember publishes to (absent: Remember answers FAILED_PRECONDITION). */
@@ -172,7 +172,7 @@ export interface RecallServerOptions extends RecallGrpcServerOptions {
 export interface RecallServerRuntime extends RecallStack {
   app: INestMicroservice;
   client: Client;
-  indices: RetrievalIndexNames;
+  indices: ElasticsearchIndexNames;
   url: string;
   /** Stops accepting calls, writes pending access counts, closes the Elasticsearch client. */
   stop(): Promise<void>;

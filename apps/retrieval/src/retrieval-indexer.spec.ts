@@ -65,8 +65,16 @@ describe('RetrievalIndexer', () => {
           },
         },
         { action: 'delete', index: 't.engram-memories', id: 'm2' },
+        // The tombstoned memory's access counters go with it (a second, small request).
+        { action: 'delete', index: 't.engram-memory-access', id: 'm2' },
       ]);
-      expect(sut.counters).toMatchObject({ indexed: 1, deleted: 1, bulkRequests: 1, embedded: 1 });
+      expect(sut.counters).toMatchObject({
+        indexed: 1,
+        deleted: 1,
+        accessCountersDeleted: 1,
+        bulkRequests: 2,
+        embedded: 1,
+      });
     });
 
     it('should write only the last record of a key within a batch', async () => {
@@ -78,7 +86,11 @@ describe('RetrievalIndexer', () => {
         tombstone('m3'),
       ]);
       expect(embedder.embed).toHaveBeenCalledWith(['new']);
-      expect(sent.map((op) => `${op.action} ${op.id}`)).toEqual(['index m1', 'delete m3']);
+      expect(sent.map((op) => `${op.action} ${op.index} ${op.id}`)).toEqual([
+        'index t.engram-memories m1',
+        'delete t.engram-memories m3',
+        'delete t.engram-memory-access m3',
+      ]);
     });
 
     it('should let an outage through (the consumer retries) and count nothing', async () => {

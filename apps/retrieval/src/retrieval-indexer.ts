@@ -8,7 +8,14 @@ import {
   type BulkWriter,
   type RetrievalIndexNames,
 } from '@engram/elasticsearch';
-import { lastWins, planEpisodes, planMemories, planTurns, type Plan } from './index-plan';
+import {
+  lastWins,
+  planAccessCleanup,
+  planEpisodes,
+  planMemories,
+  planTurns,
+  type Plan,
+} from './index-plan';
 
 export interface IndexerCounters {
   /** Documents written (a re-run after a retry counts again). */
@@ -20,6 +27,8 @@ export interface IndexerCounters {
   skipped: number;
   bulkRequests: number;
   embedded: number;
+  /** Access counters removed with their memory (Elasticsearch: apart from the documents). */
+  accessCountersDeleted: number;
 }
 
 /**
@@ -37,6 +46,7 @@ export class RetrievalIndexer {
     skipped: 0,
     bulkRequests: 0,
     embedded: 0,
+    accessCountersDeleted: 0,
   };
 
   constructor(
@@ -46,8 +56,10 @@ export class RetrievalIndexer {
   ) {}
 
   /** Memories, and tombstones of memories (memory.memories.v1 is compacted). */
-  readonly handleMemories = (items: DeliveredOrTombstone<Memory>[]): Promise<void> =>
-    this.apply(planMemories(items, this.indices.memories));
+  readonly handleMemories = async (items: DeliveredOrTombstone<Memory>[]): Promise<void> => {
+    await this.apply(planMemories(items, this.indices.memories));
+    await this.removeAccessCounters(items);
+  };
 
   /** Episodes, and tombstones of episodes (memory.episodes.v1 is compacted). */
   readonly handleEpisodes = (items: DeliveredOrTombstone<Episode>[]): Promise<void> =>
@@ -55,6 +67,16 @@ export class RetrievalIndexer {
 
   readonly handlePrompts = (items: Delivered<PromptSubmitted>[]): Promise<void> =>
     this.apply(planTurns(items, this.indices.turns));
+
+  /** After the memories: a retried batch deletes them again first (deletes are idempotent). */
+  private async removeAccessCounters(items: DeliveredOrTombstone<Memory>[]): Promise<void> {
+    if (this.indices.memoryAccess === undefined) return;
+    const operations = planAccessCleanup(items, this.indices.memoryAccess);
+    if (operations.length === 0) return;
+    const report = await this.writer.write(operations);
+    this.counters.accessCountersDeleted += report.deleted;
+    this.counters.bulkRequests += report.requests;
+  }
 
   private async apply(plan: Plan): Promise<void> {
     const planned = lastWins(plan.operations);

@@ -9,7 +9,7 @@ import {
   retrievalIndexNames,
   type BulkLimits,
   type IndexSetupOutcome,
-  type RetrievalIndexNames,
+  type ElasticsearchIndexNames,
 } from '@engram/elasticsearch';
 import {
   AvroRegistry,
@@ -54,7 +54,7 @@ export interface RetrievalIndexerOptions {
 export interface RetrievalIndexerRuntime {
   kafka: Kafka;
   client: Client;
-  indices: RetrievalIndexNames;
+  indices: ElasticsearchIndexNames;
   topics: RetrievalTopics;
   groupId: string;
   setup: IndexSetupOutcome;

@@ -5,7 +5,7 @@ export * from './retrieval-documents';
 export * from './retrieval-index-setup';
 export * from './retrieval-indices';
 export * from './recall-search';
-export * from './memory-access-writer';
+export * from './memory-access';
 export * from './retrieval-listing';
 export * from './reembed-documents';
 export * from './idle-merger';

@@ -1,12 +1,13 @@
 import { errors, type Client } from '@elastic/elasticsearch';
 import type { MappingTypeMapping } from '@elastic/elasticsearch/lib/api/types';
 import { errorMessage, MisconfigurationError } from '@engram/core';
-import { ensureIndex } from './index-setup';
+import { ensureIndex, type IndexDefinition } from './index-setup';
 import {
   RETRIEVAL_TIERS,
   TEXT_ANALYZER,
+  memoryAccessIndexDefinition,
   retrievalIndexDefinition,
-  type RetrievalIndexNames,
+  type ElasticsearchIndexNames,
   type RetrievalIndexOptions,
   type RetrievalTier,
 } from './retrieval-indices';
@@ -14,7 +15,7 @@ import {
 /** Above the built-in templates (100), so nothing else shapes these indices. */
 export const RETRIEVAL_TEMPLATE_PRIORITY = 200;
 
-export type IndexSetupOutcome = Record<RetrievalTier, 'created' | 'exists'>;
+export type IndexSetupOutcome = Record<RetrievalTier | 'memoryAccess', 'created' | 'exists'>;
 
 /**
  * Puts an index template per tier and creates the index, both idempotently (safe at every start,
@@ -30,30 +31,67 @@ export type IndexSetupOutcome = Record<RetrievalTier, 'created' | 'exists'>;
  */
 export async function ensureRetrievalIndices(
   client: Client,
-  names: RetrievalIndexNames,
+  names: ElasticsearchIndexNames,
   options: RetrievalIndexOptions,
 ): Promise<IndexSetupOutcome> {
   const outcome = {} as IndexSetupOutcome;
   for (const tier of RETRIEVAL_TIERS) {
     const index = names[tier];
-    const definition = retrievalIndexDefinition(tier, options);
     // Refuse an incompatible index before touching its template.
-    if (await client.indices.exists({ index })) {
+    const assertFits = async () =>
       assertCompatible(index, await client.indices.getMapping({ index }), options.dims);
-    }
-    await client.indices.putIndexTemplate({
-      name: index,
-      index_patterns: [index],
-      priority: RETRIEVAL_TEMPLATE_PRIORITY,
-      template: { settings: definition.settings, mappings: definition.mappings },
-      _meta: { managedBy: 'engram-retrieval', tier },
-    });
-    outcome[tier] = await ensureIndex(client, index, definition);
-    if (outcome[tier] === 'exists') {
-      // Another instance may have created it a moment ago: check again, then add new fields.
-      assertCompatible(index, await client.indices.getMapping({ index }), options.dims);
-      await addNewFields(client, index, definition.mappings!);
-    }
+    outcome[tier] = await ensureManagedIndex(
+      client,
+      index,
+      tier,
+      retrievalIndexDefinition(tier, options),
+      assertFits,
+    );
+  }
+  outcome.memoryAccess = await ensureMemoryAccessIndex(client, names.memoryAccess, options);
+  return outcome;
+}
+
+/**
+ * The access-counter index and its template, idempotently. The recall side calls it too before
+ * its first counter write: a recall server may run before any indexer of this version did, and a
+ * counter written into a missing index would create it with a dynamic mapping.
+ */
+export function ensureMemoryAccessIndex(
+  client: Client,
+  index: string,
+  options: Pick<RetrievalIndexOptions, 'shards'> = {},
+): Promise<'created' | 'exists'> {
+  return ensureManagedIndex(
+    client,
+    index,
+    'memory-access',
+    memoryAccessIndexDefinition(options),
+    () => Promise.resolve(),
+  );
+}
+
+/** One index and its exact-name template, checked by `assertFits` before and after. */
+async function ensureManagedIndex(
+  client: Client,
+  index: string,
+  tier: string,
+  definition: IndexDefinition,
+  assertFits: () => Promise<void>,
+): Promise<'created' | 'exists'> {
+  if (await client.indices.exists({ index })) await assertFits();
+  await client.indices.putIndexTemplate({
+    name: index,
+    index_patterns: [index],
+    priority: RETRIEVAL_TEMPLATE_PRIORITY,
+    template: { settings: definition.settings, mappings: definition.mappings },
+    _meta: { managedBy: 'engram-retrieval', tier },
+  });
+  const outcome = await ensureIndex(client, index, definition);
+  if (outcome === 'exists') {
+    // Another instance may have created it a moment ago: check again, then add new fields.
+    await assertFits();
+    await addNewFields(client, index, definition.mappings!);
   }
   return outcome;
 }

@@ -57,11 +57,12 @@ const FULL_DOCUMENTS: Record<RetrievalTier, object> = {
 };
 
 describe('retrievalIndexNames', () => {
-  it('should name the three tiers, under a lowercased prefix', () => {
+  it('should name the three tiers and the access counters, under a lowercased prefix', () => {
     expect(retrievalIndexNames()).toEqual({
       memories: 'engram-memories',
       episodes: 'engram-episodes',
       turns: 'engram-turns',
+      memoryAccess: 'engram-memory-access',
     });
     expect(retrievalIndexNames('Test-1.').memories).toBe('test-1.engram-memories');
   });

@@ -14,7 +14,7 @@ import {
   createElasticsearchClient,
   retrievalIndexNames,
   tenantsWithProject,
-  type RetrievalIndexNames,
+  type ElasticsearchIndexNames,
 } from '@engram/elasticsearch';
 import { InvalidArgumentError, type Command } from 'commander';
 import { SqliteRetrievalStore } from '@engram/embedded';
@@ -317,7 +317,7 @@ interface RecallOptions extends RecallDefaults {
 /** Recall on the configured Elasticsearch (distributed mode), through RecallService. */
 export function elasticsearchRecallDeps(
   client: Client,
-  indices: RetrievalIndexNames,
+  indices: ElasticsearchIndexNames,
   service: RecallService,
 ): RecallDeps {
   return {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AccessBatcher, applyAccessUpdate } from './access-batcher';
+import { AccessBatcher, applyAccessUpdate, effectiveAccess } from './access-batcher';
 import { SCOPE } from './testing/fixtures';
 
 const hit = (memoryId: string, tenantId: string = SCOPE.tenantId) => ({
@@ -77,6 +77,35 @@ describe('applyAccessUpdate', () => {
     ).toEqual({
       accessCount: 1,
       lastAccessedAt: 500,
+    });
+  });
+});
+
+describe('effectiveAccess', () => {
+  const record = { accessCount: 2, lastAccessedAt: 1_000 };
+
+  it("should be the record's counts while nothing was counted apart", () => {
+    expect(effectiveAccess(record, null)).toEqual(record);
+  });
+
+  it('should take the counted accesses, which started from the record', () => {
+    expect(effectiveAccess(record, { accessCount: 7, lastAccessedAt: 3_000 })).toEqual({
+      accessCount: 7,
+      lastAccessedAt: 3_000,
+    });
+  });
+
+  it('should neither double nor lower counts a re-published record carries', () => {
+    // Feedback re-publishes the memory with the counts it read (7, 3000); a later access made 8.
+    const republished = { accessCount: 7, lastAccessedAt: 3_000 };
+    expect(effectiveAccess(republished, { accessCount: 8, lastAccessedAt: 4_000 })).toEqual({
+      accessCount: 8,
+      lastAccessedAt: 4_000,
+    });
+    // A record imported with more accesses than were counted here keeps them.
+    expect(effectiveAccess({ accessCount: 50, lastAccessedAt: 500 }, republished)).toEqual({
+      accessCount: 50,
+      lastAccessedAt: 3_000,
     });
   });
 });

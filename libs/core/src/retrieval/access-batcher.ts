@@ -117,6 +117,29 @@ export function applyAccessUpdate(
   };
 }
 
+/** How often and how lately a memory was returned. */
+export interface AccessCounts {
+  accessCount: number;
+  lastAccessedAt: number;
+}
+
+/**
+ * A memory's counters where they are kept apart from its record (the distributed store counts
+ * accesses in their own small documents, so that counting never rewrites a memory's vector):
+ * the counted ones, seeded from the record's when first written, else the record's own. The
+ * larger of each wins, so a record re-published with the counts it was read with (feedback)
+ * neither doubles them nor moves them back.
+ */
+export function effectiveAccess(record: AccessCounts, counted: AccessCounts | null): AccessCounts {
+  if (counted === null) {
+    return { accessCount: record.accessCount, lastAccessedAt: record.lastAccessedAt };
+  }
+  return {
+    accessCount: Math.max(record.accessCount, counted.accessCount),
+    lastAccessedAt: Math.max(record.lastAccessedAt, counted.lastAccessedAt),
+  };
+}
+
 function keyOf(hit: AccessHit): string {
   return JSON.stringify([hit.tenantId, hit.projectId, hit.memoryId]);
 }
