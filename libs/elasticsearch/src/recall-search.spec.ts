@@ -110,21 +110,23 @@ describe('recall filters', () => {
       size: 30,
       track_total_hits: false,
       _source: { excludes: ['embedding'] },
-      knn: {
-        field: 'embedding',
-        query_vector: [0.6, 0.8],
-        k: 30,
-        num_candidates: 120,
-        similarity: 0.2,
-        filter: [
-          ...SCOPED,
-          { term: { embeddingModel: 'minilm@1' } },
-          { term: { embeddingDims: 2 } },
-        ],
+      // A knn query (k = size), not the top-level section: no separate DFS round.
+      query: {
+        knn: {
+          field: 'embedding',
+          query_vector: [0.6, 0.8],
+          num_candidates: 120,
+          similarity: 0.2,
+          filter: [
+            ...SCOPED,
+            { term: { embeddingModel: 'minilm@1' } },
+            { term: { embeddingDims: 2 } },
+          ],
+        },
       },
     });
     expect(
-      semanticSearchBody({ ...query, minSimilarity: undefined }, query.vector).knn,
+      semanticSearchBody({ ...query, minSimilarity: undefined }, query.vector).query?.knn,
     ).not.toHaveProperty('similarity');
   });
 
