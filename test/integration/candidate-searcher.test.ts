@@ -4,7 +4,9 @@
 import {
   CandidateSearcher,
   createElasticsearchClient,
+  embeddingFields,
   ensureRetrievalIndices,
+  retrievalIndexDefinition,
   retrievalIndexNames,
   scopeFilter,
   type CandidateQuery,
@@ -41,7 +43,7 @@ describe('CandidateSearcher (real Elasticsearch)', () => {
       refresh: true,
       operations: docs.flatMap(([index, id, text, embedding]) => [
         { index: { _index: index, _id: id } },
-        { ...SCOPE, text, embedding, embeddingModel: MODEL, embeddingDims: 3 },
+        { ...SCOPE, text, ...embeddingFields(modelVector(MODEL, embedding)) },
       ]),
     });
     client.diagnostic.on('request', countRequests);
@@ -77,13 +79,14 @@ describe('CandidateSearcher (real Elasticsearch)', () => {
 
     expect(memories.bm25.map((hit) => hit.id)).toEqual(['m-neo4j']);
     expect(memories.knn).toEqual([{ id: 'm-kafka', score: 1, similarity: 1 }]);
-    expect(memories.sources.get('m-neo4j')?.embedding).toEqual([0, 1, 0]); // BM25: vector kept
+    // BM25: the vector kept (stored packed, read back as numbers).
+    expect(memories.sources.get('m-neo4j')?.embedding).toEqual([0, 1, 0]);
     expect(memories.sources.get('m-kafka')?.embedding).toBeUndefined(); // kNN: cosine instead
 
     expect(episodes.bm25.map((hit) => hit.id)).toEqual(['e-kafka']);
     expect(episodes.knn?.[0]).toMatchObject({ id: 'e-kafka' });
     expect(episodes.knn?.[0].similarity).toBeCloseTo(0.6, 6);
-    expect(episodes.sources.get('e-kafka')?.embedding).toEqual([0.6, 0.8, 0]);
+    expect(episodes.sources.get('e-kafka')?.embedding).toEqual([0.6, 0.8, 0].map(Math.fround));
 
     expect(turns).toEqual({ bm25: [], knn: [], sources: new Map() });
   });
@@ -103,5 +106,41 @@ describe('CandidateSearcher (real Elasticsearch)', () => {
     expect(good.status === 'fulfilled' && good.value.bm25.map((hit) => hit.id)).toEqual([
       'm-kafka',
     ]);
+  });
+
+  it('should read the vectors of an index an older version created (numbers in _source)', async () => {
+    const older = retrievalIndexNames(`${uniqueName('it-candidates-v1')}.`);
+    const current = retrievalIndexDefinition('memories', { dims: 3 });
+    const { embeddingPacked: _added, ...properties } = current.mappings!.properties!;
+    const { _source: _excludes, ...mappings } = current.mappings!;
+    await client.indices.create({
+      index: older.memories,
+      settings: current.settings,
+      mappings: { ...mappings, properties },
+    });
+    try {
+      await client.index({
+        index: older.memories,
+        id: 'm-old',
+        refresh: true,
+        document: {
+          ...SCOPE,
+          text: 'kafka lag',
+          embedding: [0, 1, 0],
+          embeddingModel: MODEL,
+          embeddingDims: 3,
+        },
+      });
+      // Start-up of this version: the packed field is added, the index stays as it is.
+      await ensureRetrievalIndices(client, older, { dims: 3 });
+      const found = await new CandidateSearcher(client).search<Doc>(query(older.memories, 'kafka'));
+      expect(found.bm25.map((hit) => hit.id)).toEqual(['m-old']);
+      expect(found.sources.get('m-old')?.embedding).toEqual([0, 1, 0]);
+    } finally {
+      await client.indices.delete({ index: Object.values(older), ignore_unavailable: true });
+      for (const name of Object.values(older)) {
+        await client.indices.deleteIndexTemplate({ name }, { ignore: [404] });
+      }
+    }
   });
 });

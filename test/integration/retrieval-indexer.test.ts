@@ -6,6 +6,7 @@ import {
   ensureRetrievalIndices,
   retrievalIndexDefinition,
   retrievalIndexNames,
+  unpackVector,
   type RetrievalIndexNames,
 } from '@engram/elasticsearch';
 import {
@@ -367,7 +368,9 @@ describe('retrieval indexer on real Kafka, Schema Registry and Elasticsearch', (
       },
     });
     expect(doc).not.toHaveProperty('type');
-    const vector = doc.embedding as number[];
+    // `_source` keeps the vector packed only (the numbers are indexed for kNN, not stored).
+    expect(doc).not.toHaveProperty('embedding');
+    const vector = unpackVector(doc.embeddingPacked as string);
     expect(vector).toHaveLength(384);
     expect(Math.hypot(...vector)).toBeCloseTo(1, 3);
     const [expected] = await embedder.embed([MEMORIES[0].content]);

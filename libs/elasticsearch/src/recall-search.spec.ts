@@ -109,7 +109,7 @@ describe('recall filters', () => {
     expect(semanticSearchBody(query, query.vector)).toEqual({
       size: 30,
       track_total_hits: false,
-      _source: { excludes: ['embedding'] },
+      _source: { excludes: ['embedding', 'embeddingPacked'] },
       // A knn query (k = size), not the top-level section: no separate DFS round.
       query: {
         knn: {

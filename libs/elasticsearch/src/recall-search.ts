@@ -18,7 +18,12 @@ import {
   type TemporalConstraint,
 } from '@engram/core';
 import { classifyElasticsearchError } from './elasticsearch-client';
-import type { EpisodeDocument, MemoryDocument, TurnDocument } from './retrieval-documents';
+import {
+  withUnpackedVector,
+  type EpisodeDocument,
+  type MemoryDocument,
+  type TurnDocument,
+} from './retrieval-documents';
 import type { RetrievalTier } from './retrieval-indices';
 
 // The query side of the three retrieval indices (SPEC §7): candidate lists for the pure ranking
@@ -176,7 +181,8 @@ export function semanticSearchBody(query: CandidateQuery, vector: ModelVector): 
   return {
     size: query.size,
     track_total_hits: false,
-    _source: { excludes: [VECTOR_FIELD] },
+    // Both forms: indices of older versions keep the numbers in `_source` too.
+    _source: { excludes: [VECTOR_FIELD, 'embeddingPacked'] },
     query: {
       knn: {
         field: VECTOR_FIELD,
@@ -217,7 +223,7 @@ function candidatesOf<S>(
   const ranked = (item: MsearchResponseItem<S> | undefined, kind: 'bm25' | 'knn'): RankedHit[] =>
     searchHits(item).flatMap((hit) => {
       if (hit._id === undefined || hit._source === undefined) return [];
-      if (!sources.has(hit._id)) sources.set(hit._id, hit._source);
+      if (!sources.has(hit._id)) sources.set(hit._id, withUnpackedVector(hit._source));
       const score = hit._score ?? 0;
       return [
         kind === 'knn'
@@ -307,7 +313,13 @@ function searchHits<S>(item: MsearchResponseItem<S> | undefined): SearchHit<S>[]
  * null for a kNN hit, which comes back without it).
  */
 export function memoryFromSource(source: MemoryDocument): Memory {
-  const { text: _text, provenance: _provenance, embeddingDims: _dims, ...memory } = source;
+  const {
+    text: _text,
+    provenance: _provenance,
+    embeddingDims: _dims,
+    embeddingPacked: _packed,
+    ...memory
+  } = source;
   return { ...memory, embedding: memory.embedding ?? null };
 }
 
@@ -316,6 +328,7 @@ export function episodeFromSource(source: EpisodeDocument): Episode {
     text: _t,
     provenance: _p,
     embedding: _e,
+    embeddingPacked: _k,
     embeddingModel: _m,
     embeddingDims: _d,
     ...episode
@@ -324,7 +337,14 @@ export function episodeFromSource(source: EpisodeDocument): Episode {
 }
 
 export function turnFromSource(source: TurnDocument): PromptSubmitted {
-  const { provenance: _p, embedding: _e, embeddingModel: _m, embeddingDims: _d, ...turn } = source;
+  const {
+    provenance: _p,
+    embedding: _e,
+    embeddingPacked: _k,
+    embeddingModel: _m,
+    embeddingDims: _d,
+    ...turn
+  } = source;
   return turn;
 }
 

@@ -1,8 +1,8 @@
 import type { Client } from '@elastic/elasticsearch';
 import type { QueryDslQueryContainer } from '@elastic/elasticsearch/lib/api/types';
-import { MisconfigurationError } from '@engram/core';
+import { MisconfigurationError, modelVector } from '@engram/core';
 import { classifyElasticsearchError } from './elasticsearch-client';
-import { vectorToJson } from './retrieval-documents';
+import { embeddingFields } from './retrieval-documents';
 import type { RetrievalIndexNames, RetrievalTier } from './retrieval-indices';
 
 // `engram reindex --distributed`: the documents of a retrieval index whose vector is not of the
@@ -127,11 +127,9 @@ export class ElasticsearchReembedder {
         },
       },
       {
-        doc: {
-          embedding: vectorToJson(vectors[i]),
-          embeddingModel: target.model,
-          embeddingDims: target.dims,
-        },
+        // All the vector fields: the stored `_source` holds only the packed form, and a partial
+        // update without the numbers would re-index the document without its vector.
+        doc: embeddingFields(modelVector(target.model, vectors[i])),
       },
     ]);
     let response;

@@ -8,9 +8,12 @@ import {
   episodeText,
   memoryDocument,
   memoryText,
+  packVector,
   turnDocument,
+  unpackVector,
   vectorToJson,
   withEmbedding,
+  withUnpackedVector,
 } from './retrieval-documents';
 
 const memory = (overrides: Partial<Memory> = {}): Memory => ({
@@ -169,12 +172,17 @@ describe('withEmbedding', () => {
       embeddingModel: 'minilm@1',
       embeddingDims: 2,
     });
+    // The form `_source` keeps: float32 little-endian, base64.
+    expect(Buffer.from(document.embeddingPacked!, 'base64')).toEqual(
+      Buffer.from(new Float32Array([0.25, -0.5]).buffer),
+    );
   });
 
   it('should leave a document without a vector, or with a zero vector, vectorless', () => {
     for (const vector of [null, modelVector('m', [0, 0, 0])]) {
       expect(withEmbedding(body, vector)).toMatchObject({
         embedding: null,
+        embeddingPacked: null,
         embeddingModel: null,
         embeddingDims: null,
       });
@@ -188,5 +196,39 @@ describe('vectorToJson', () => {
     const json = vectorToJson(vector);
     expect(json.map((value) => Math.fround(value))).toEqual(Array.from(vector));
     expect(JSON.stringify(json).length).toBeLessThan(JSON.stringify(Array.from(vector)).length);
+  });
+});
+
+describe('packed vectors', () => {
+  const vector = new Float32Array(384).map((_, i) => Math.cos(i * 0.61) / 3);
+
+  it('should give back exactly the float32 values the index holds, in under half the bytes', () => {
+    const packed = packVector(vector);
+    expect(unpackVector(packed)).toEqual(Array.from(vector));
+    // The index parses vectorToJson's numbers to the same float32 values.
+    expect(vectorToJson(vector).map(Math.fround)).toEqual(unpackVector(packed));
+    expect(packed.length).toBeLessThan(JSON.stringify(vectorToJson(vector)).length / 2);
+  });
+
+  it('should refuse a packed value that cannot be float32s', () => {
+    expect(() => unpackVector(Buffer.from([1, 2, 3]).toString('base64'))).toThrow(RangeError);
+  });
+
+  it('should read a stored source back with its vector in embedding, whatever version wrote it', () => {
+    const packed = { text: 'a', embeddingPacked: packVector([0.5, -1]), embeddingModel: 'm' };
+    expect(withUnpackedVector(packed)).toEqual({
+      text: 'a',
+      embedding: [0.5, -1],
+      embeddingModel: 'm',
+    });
+    const vectorless = { text: 'a', embeddingPacked: null, embeddingModel: null };
+    expect(withUnpackedVector(vectorless)).toEqual({
+      text: 'a',
+      embedding: null,
+      embeddingModel: null,
+    });
+    // An older document (numbers in `_source`), or a hit whose vector was filtered out.
+    const older = { text: 'a', embedding: [1, 0], embeddingModel: 'm' };
+    expect(withUnpackedVector(older)).toBe(older);
   });
 });

@@ -14,7 +14,10 @@ import {
 
 /** The vector beside every document, with the model that made it (a query never mixes models). */
 export interface EmbeddingFields {
+  /** The vector as numbers, for the index (`dense_vector`); not kept in the stored `_source`. */
   embedding: number[] | null;
+  /** The same vector as base64 float32 (packVector): what `_source` keeps and searches return. */
+  embeddingPacked: string | null;
   embeddingModel: string | null;
   embeddingDims: number | null;
 }
@@ -42,6 +45,7 @@ export const MAX_DOCUMENT_ID_BYTES = 512;
 
 const NO_EMBEDDING: EmbeddingFields = {
   embedding: null,
+  embeddingPacked: null,
   embeddingModel: null,
   embeddingDims: null,
 };
@@ -174,12 +178,52 @@ export function vectorToJson(vector: ArrayLike<number>): number[] {
 /** The document with its vector and model; null (no text, or no vector) leaves it without one. */
 export function withEmbedding<D extends SearchFields>(body: D, vector: ModelVector | null): D {
   if (vector === null || !hasMagnitude(vector.vector)) return { ...body, ...NO_EMBEDDING };
+  return { ...body, ...embeddingFields(vector) };
+}
+
+/** The vector fields of a document (or of a partial update that replaces its vector). */
+export function embeddingFields(vector: ModelVector): EmbeddingFields {
   return {
-    ...body,
     embedding: vectorToJson(vector.vector),
+    embeddingPacked: packVector(vector.vector),
     embeddingModel: vector.model,
     embeddingDims: vector.dimension,
   };
+}
+
+/**
+ * A vector as base64 of its float32 values, little-endian: 2 KB for 384 dimensions where the
+ * JSON numbers take ~5 KB, and a string costs next to nothing to parse. The index keeps this in
+ * `_source` instead of the numbers (the mapping excludes `embedding` from it), so a search that
+ * returns vectors — BM25 hits, for the core's exact cosine — sends and parses far less, and one
+ * that does not need them filters them out of a smaller source. The same float32 values the
+ * index holds: `vectorToJson`'s 9 digits identify a float32 exactly.
+ */
+export function packVector(vector: ArrayLike<number>): string {
+  const bytes = Buffer.alloc(vector.length * 4);
+  for (let i = 0; i < vector.length; i += 1) bytes.writeFloatLE(vector[i], i * 4);
+  return bytes.toString('base64');
+}
+
+export function unpackVector(packed: string): number[] {
+  const bytes = Buffer.from(packed, 'base64');
+  if (bytes.length % 4 !== 0) {
+    throw new RangeError(`a packed vector has ${bytes.length} bytes, not a multiple of 4`);
+  }
+  const vector = new Array<number>(bytes.length / 4);
+  for (let i = 0; i < vector.length; i += 1) vector[i] = bytes.readFloatLE(i * 4);
+  return vector;
+}
+
+/**
+ * A stored `_source` as the query side reads it: the packed vector back in `embedding`. A
+ * document without `embeddingPacked` (written by an older version, or a search that excluded
+ * it) is returned as it is.
+ */
+export function withUnpackedVector<S>(source: S): S {
+  const { embeddingPacked: packed, ...rest } = source as S & { embeddingPacked?: unknown };
+  if (packed === undefined) return source;
+  return { ...rest, embedding: typeof packed === 'string' ? unpackVector(packed) : null } as S;
 }
 
 /** Cosine similarity is undefined for the zero vector, and Elasticsearch refuses it. */

@@ -150,6 +150,16 @@ describe('retrievalMapping', () => {
       engram: { tier: 'turns', mappingVersion: 1, embeddingDims: 384 },
     });
   });
+
+  it.each(RETRIEVAL_TIERS)(
+    'should index the %s vector for kNN but keep it in _source only packed',
+    (tier) => {
+      const mapping = retrievalMapping(tier, DIMS);
+      expect(mapping._source).toEqual({ excludes: ['embedding'] });
+      expect(mapping.properties!.embedding).toMatchObject({ type: 'dense_vector', index: true });
+      expect(mapping.properties!.embeddingPacked).toEqual({ type: 'binary' });
+    },
+  );
 });
 
 describe('retrievalIndexDefinition', () => {

@@ -34,6 +34,9 @@ export type RetrievalIndexNames = Readonly<Record<RetrievalTier, string>> & {
 /** The index names of the Elasticsearch store: the three tiers and the access counters. */
 export type ElasticsearchIndexNames = RetrievalIndexNames & { readonly memoryAccess: string };
 
+/** Indexed (kNN) but left out of the stored `_source`, which keeps it packed instead. */
+const VECTOR_SOURCE_EXCLUDED = 'embedding';
+
 /** Bumped when a mapping changes incompatibly (a new version means `engram reindex`). */
 export const RETRIEVAL_MAPPING_VERSION = 1;
 
@@ -118,6 +121,8 @@ const PROVENANCE: MappingProperty = {
 function searchFields(dims: number): Record<string, MappingProperty> {
   return {
     text: englishText,
+    // The vector as `_source` keeps it (packVector); `embedding` below is indexed, not stored.
+    embeddingPacked: { type: 'binary' },
     // Full-precision HNSW (not the int8_hnsw default of 8.14+): vectors come back for exact cosine.
     embedding: {
       type: 'dense_vector',
@@ -256,6 +261,10 @@ export function retrievalMapping(tier: RetrievalTier, dims: number): MappingType
   }
   return {
     dynamic: 'strict',
+    // The vector is stored once, packed (embeddingPacked): searches return 2 KB of base64 per hit
+    // instead of ~5 KB of JSON numbers. A consequence: a partial update of a document must carry
+    // its vector (embeddingFields), or the document is re-indexed without one.
+    _source: { excludes: [VECTOR_SOURCE_EXCLUDED] },
     _meta: { engram: { tier, mappingVersion: RETRIEVAL_MAPPING_VERSION, embeddingDims: dims } },
     properties: { ...PROPERTIES[tier](), ...searchFields(dims) },
   };

@@ -2,6 +2,7 @@ import type { Client } from '@elastic/elasticsearch';
 import { storedPathForms } from '@engram/core';
 import { classifyElasticsearchError } from './elasticsearch-client';
 import type { Filter } from './recall-search';
+import { withUnpackedVector } from './retrieval-documents';
 
 // Filtered listings of a retrieval index, without a query text: what the rpcs beside Recall read
 // (injection candidates about a file, a session's turns and episodes, an episode by id, the
@@ -39,7 +40,7 @@ export async function listDocuments<S>(client: Client, query: ListQuery): Promis
     });
     return response.hits.hits.flatMap((hit) =>
       hit._id !== undefined && hit._source !== undefined
-        ? [{ id: hit._id, source: hit._source }]
+        ? [{ id: hit._id, source: withUnpackedVector(hit._source) }]
         : [],
     );
   } catch (error) {

@@ -807,7 +807,8 @@ function documentRow(tier: RetrievalStoreTier, id: string, document: StoredField
     sessionId: typeof document.sessionId === 'string' ? document.sessionId : null,
     activityAt: typeof document.timestamp === 'number' ? document.timestamp : null,
     text: typeof document.text === 'string' ? document.text : '',
-    doc: JSON.stringify({ ...document, embedding: null }),
+    // The vector goes beside the JSON (the packed copy Elasticsearch keeps is not needed here).
+    doc: JSON.stringify({ ...document, embedding: null, embeddingPacked: undefined }),
     embedding: withVector ? vectorBlob(vector) : null,
     embeddingModel: withVector ? model : null,
     embeddingDims: withVector ? vector.length : null,
