@@ -44,7 +44,15 @@ export function elasticsearchRecallStore(
 ): RecallStore {
   // The tiers of a recall are asked together: one `_msearch` for all of them.
   const searcher = new CandidateSearcher(client);
-  const counted = (ids: string[]) => readAccessCounters(client, indices.memoryAccess, ids);
+  /** Memory documents (by id) with their counters folded in: one `_mget` for all of them. */
+  const withCounters = async <S>(memories: [string, S][]): Promise<[string, S][]> => {
+    const ids = memories.map(([id]) => id);
+    const counters = await readAccessCounters(client, indices.memoryAccess, ids);
+    return memories.map(([id, source]) => [
+      id,
+      withCountedAccess(id, source as MemoryDocument, counters) as S,
+    ]);
+  };
   // Before the first counter write (a missing index reads as no counters).
   let accessIndexReady: Promise<unknown> | null = null;
   const ensureAccessIndex = () => {
@@ -58,14 +66,7 @@ export function elasticsearchRecallStore(
     candidates: async <S>(tier: RecallTier, query: Omit<CandidateQuery, 'index'>) => {
       const found = await searcher.search<S>({ ...query, index: indices[tier] });
       if (tier !== 'memories') return found;
-      const counters = await counted([...found.sources.keys()]);
-      const sources = new Map(
-        [...found.sources].map(([id, source]) => [
-          id,
-          withCountedAccess(id, source as MemoryDocument, counters) as S,
-        ]),
-      );
-      return { ...found, sources };
+      return { ...found, sources: new Map(await withCounters([...found.sources])) };
     },
     episodesOfTurns: (scope, eventIds) =>
       episodesOfTurns(client, indices.episodes, scope, eventIds),
@@ -83,11 +84,8 @@ export function elasticsearchRecallStore(
     list: async <S>(tier: RecallTier, query: Omit<ListQuery, 'index'>) => {
       const listed = await listDocuments<S>(client, { ...query, index: indices[tier] });
       if (tier !== 'memories') return listed;
-      const counters = await counted(listed.map((doc) => doc.id));
-      return listed.map((doc) => ({
-        id: doc.id,
-        source: withCountedAccess(doc.id, doc.source as MemoryDocument, counters) as S,
-      }));
+      const counted = await withCounters(listed.map((doc) => [doc.id, doc.source]));
+      return counted.map(([id, source]) => ({ id, source }));
     },
   };
 }

@@ -125,24 +125,18 @@ export function accessUpdateOperations(
     }
     const counts = applyAccessUpdate(current, update);
     const { memoryId, tenantId, projectId, version } = current;
-    operations.push(
-      ...(version
-        ? [
-            {
-              update: {
-                _index: accessIndex,
-                _id: memoryId,
-                if_seq_no: version.seqNo,
-                if_primary_term: version.primaryTerm,
-              },
-            },
-            { doc: counts },
-          ]
-        : [
-            { create: { _index: accessIndex, _id: memoryId } },
-            { tenantId, projectId, memoryId, ...counts },
-          ]),
-    );
+    if (version) {
+      const guard = { if_seq_no: version.seqNo, if_primary_term: version.primaryTerm };
+      operations.push(
+        { update: { _index: accessIndex, _id: memoryId, ...guard } },
+        { doc: counts },
+      );
+    } else {
+      operations.push(
+        { create: { _index: accessIndex, _id: memoryId } },
+        { tenantId, projectId, memoryId, ...counts },
+      );
+    }
     written.push(update);
   }
   return { operations, written, missing };

@@ -170,8 +170,7 @@ export function lexicalSearchBody(query: CandidateQuery): SearchRequestBody {
 
 /**
  * The kNN search of a candidate query: same filters, plus the query's model and dimension. Hits
- * come back without their vectors: the score already says their cosine (`knnSimilarity`), and a
- * 384-d vector is ~7 KB of JSON per hit to write, send and parse.
+ * come back without their vectors: the score already says their cosine (`knnSimilarity`).
  *
  * A `knn` query, not the top-level `knn` section: the same neighbours and scores (`size` is k,
  * `num_candidates` per shard), but in the query phase, without the separate DFS round the
