@@ -1,4 +1,5 @@
 import {
+  AccessCounterMirror,
   anyOfFilter,
   BulkWriter,
   createElasticsearchClient,
@@ -19,29 +20,42 @@ import {
 import { uniqueName } from './support/unique';
 
 // The same contract suite the embedded SQLite store passes in the unit tier, on real
-// Elasticsearch: its own three indices (dimension of the contract's concept embedder).
-describeRecallStoreContract('Elasticsearch', async () => {
-  const client = createElasticsearchClient(inject('infra').elasticsearchUrl);
-  const indices = retrievalIndexNames(`${uniqueName('it-contract')}.`);
-  await ensureRetrievalIndices(client, indices, { dims: contractEmbedder().dims });
-  const writer = BulkWriter.forClient(client);
-  return {
-    store: elasticsearchRecallStore(client, indices),
-    indexer: (embedder) => new RetrievalIndexer(indices, embedder, writer),
-    settle: async () => {
-      await client.indices.refresh({ index: Object.values(indices) });
+// Elasticsearch: its own three indices (dimension of the contract's concept embedder) — once
+// reading the access counters from Elasticsearch (a one-shot CLI), once from the in-memory
+// mirror a recall server holds.
+for (const mirrored of [false, true]) {
+  describeRecallStoreContract(
+    mirrored ? 'Elasticsearch, counters mirrored' : 'Elasticsearch',
+    async () => {
+      const client = createElasticsearchClient(inject('infra').elasticsearchUrl);
+      const indices = retrievalIndexNames(`${uniqueName('it-contract')}.`);
+      await ensureRetrievalIndices(client, indices, { dims: contractEmbedder().dims });
+      const counters = mirrored
+        ? new AccessCounterMirror(client, indices.memoryAccess, { pollMs: 100 })
+        : null;
+      await counters?.start();
+      const writer = BulkWriter.forClient(client);
+      return {
+        store: elasticsearchRecallStore(client, indices, { counters }),
+        indexer: (embedder) => new RetrievalIndexer(indices, embedder, writer),
+        settle: async () => {
+          await client.indices.refresh({ index: Object.values(indices) });
+          await counters?.catchUp();
+        },
+        filters: {
+          memories: memoryFilters,
+          episodes: episodeFilters,
+          turns: turnFilters,
+          relatedFile: relatedFileFilter,
+          anyOf: anyOfFilter,
+        },
+        projectName: (prefix: string) => uniqueName(`acme/${prefix}`),
+        close: async () => {
+          await counters?.close();
+          await client.indices.delete({ index: Object.values(indices), ignore_unavailable: true });
+          await client.close();
+        },
+      };
     },
-    filters: {
-      memories: memoryFilters,
-      episodes: episodeFilters,
-      turns: turnFilters,
-      relatedFile: relatedFileFilter,
-      anyOf: anyOfFilter,
-    },
-    projectName: (prefix: string) => uniqueName(`acme/${prefix}`),
-    close: async () => {
-      await client.indices.delete({ index: Object.values(indices), ignore_unavailable: true });
-      await client.close();
-    },
-  };
-});
+  );
+}

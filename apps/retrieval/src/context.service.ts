@@ -1,5 +1,6 @@
 import type { Episode, MemoryType } from '@engram/contracts';
 import {
+  accessHitOf,
   assembleContext,
   DEFAULT_RANKING_CONFIG,
   injectionFilter,
@@ -135,7 +136,7 @@ export class ContextService {
       },
       this.config,
     );
-    this.access?.record(selection.memories.map((m) => ({ ...scope, memoryId: m.memory.memoryId })));
+    this.access?.record(selection.memories.map((m) => accessHitOf(scope, m.memory)));
     return selection;
   }
 

@@ -2,6 +2,7 @@ import type { Client } from '@elastic/elasticsearch';
 import type { AccessUpdate, RecallScope, RecallTier, SessionActivity } from '@engram/core';
 import {
   ensureMemoryAccessIndex,
+  type AccessCounterMirror,
   episodesOfTurns,
   listDocuments,
   readAccessCounters,
@@ -33,6 +34,14 @@ export interface RecallStore {
   list<S>(tier: RecallTier, query: Omit<ListQuery, 'index'>): Promise<Listed<S>[]>;
 }
 
+export interface ElasticsearchRecallStoreOptions {
+  /**
+   * The counter index held in memory (a long-running server's; it starts and closes it): reads
+   * and counter writes then skip their `_mget`. Absent: counters are read from Elasticsearch.
+   */
+  counters?: AccessCounterMirror | null;
+}
+
 /**
  * The distributed store: the three retrieval indices on Elasticsearch, and the memories' access
  * counters beside them (their own index: counting must not re-index a memory's vector). A memory
@@ -41,13 +50,15 @@ export interface RecallStore {
 export function elasticsearchRecallStore(
   client: Client,
   indices: ElasticsearchIndexNames,
+  { counters: mirror = null }: ElasticsearchRecallStoreOptions = {},
 ): RecallStore {
   // The tiers of a recall are asked together: one `_msearch` for all of them.
   const searcher = new CandidateSearcher(client);
   /** Memory documents (by id) with their counters folded in: one `_mget` for all of them. */
   const withCounters = async <S>(memories: [string, S][]): Promise<[string, S][]> => {
     const ids = memories.map(([id]) => id);
-    const counters = await readAccessCounters(client, indices.memoryAccess, ids);
+    const counters =
+      mirror?.counted(ids) ?? (await readAccessCounters(client, indices.memoryAccess, ids));
     return memories.map(([id, source]) => [
       id,
       withCountedAccess(id, source as MemoryDocument, counters) as S,
@@ -79,7 +90,7 @@ export function elasticsearchRecallStore(
       ),
     writeAccess: async (updates) => {
       await ensureAccessIndex();
-      return writeAccessUpdates(client, indices, updates);
+      return writeAccessUpdates(client, indices, updates, mirror);
     },
     list: async <S>(tier: RecallTier, query: Omit<ListQuery, 'index'>) => {
       const listed = await listDocuments<S>(client, { ...query, index: indices[tier] });

@@ -3,6 +3,7 @@ import type { Embedder, LlmClient } from '@engram/ai';
 import { recallProtoPath } from '@engram/contracts';
 import { type CoAccessReader, type RankingConfig, type TenantTokens } from '@engram/core';
 import {
+  AccessCounterMirror,
   BulkWriter,
   createElasticsearchClient,
   retrievalIndexNames,
@@ -55,13 +56,15 @@ export function createRecallStack(options: {
   publishTombstones?: PublishTombstones | null;
   /** The LLM of HyDE (hydeClientOf); absent: recall never uses HyDE. */
   hyde?: LlmClient | null;
+  /** Access counters held in memory (a server's); absent: read from Elasticsearch each time. */
+  counters?: AccessCounterMirror | null;
 }): RecallStack {
   const { client, indices, embedder } = options;
   const indexer = new RetrievalIndexer(indices, embedder, BulkWriter.forClient(client));
   // The next search sees the write.
   const refresh = () => client.indices.refresh({ index: indices.memories });
   return recallStackOn(
-    elasticsearchRecallStore(client, indices),
+    elasticsearchRecallStore(client, indices, { counters: options.counters }),
     embedder,
     options.ranking,
     {
@@ -189,9 +192,16 @@ export async function startRecallServer(
   const url = options.url ?? DEFAULT_RECALL_GRPC_URL;
   const indices = retrievalIndexNames(options.indexPrefix ?? '');
   const client = createElasticsearchClient(options.elasticsearchUrl);
+  const logger = new Logger('RecallServer');
+  // Loads in the background: until it has read every counter, recalls read them from Elasticsearch.
+  const counters = new AccessCounterMirror(client, indices.memoryAccess, {
+    onError: (message) => logger.warn(message),
+  });
+  void counters.start();
   const stack = createRecallStack({
     client,
     indices,
+    counters,
     embedder: options.embedder,
     ranking: options.ranking,
     publish: options.publish,
@@ -200,7 +210,7 @@ export async function startRecallServer(
   });
   try {
     const { app } = await serveRecallGrpc(stack, { ...options, url });
-    new Logger('RecallServer').log(
+    logger.log(
       `engram.recall.v1 on ${url} over ${Object.values(indices).join(', ')} (${options.embedder.id})`,
     );
     return {
@@ -212,11 +222,13 @@ export async function startRecallServer(
       async stop() {
         await app.close();
         await stack.access.close();
+        await counters.close();
         await client.close();
       },
     };
   } catch (error) {
     await stack.access.close().catch(() => undefined);
+    await counters.close();
     await client.close().catch(() => undefined);
     throw error;
   }

@@ -103,11 +103,23 @@ describe('RecallService', () => {
       episodeIds: ['episode-of-p-auth'],
       eventIds: ['p-auth'],
     });
-    // Only memories are access-tracked, once per recall.
+    // Only memories are access-tracked, once per recall, with the counts they were read with.
     expect(recorded).toEqual([
-      answer.results
-        .filter((r) => r.tier === 'memories')
-        .map((r) => ({ tenantId: TENANT, projectId: PROJECT, memoryId: r.id })),
+      answer.results.flatMap((r) =>
+        r.tier === 'memories'
+          ? [
+              {
+                tenantId: TENANT,
+                projectId: PROJECT,
+                memoryId: r.id,
+                seen: {
+                  accessCount: r.memory.memory.accessCount,
+                  lastAccessedAt: r.memory.memory.lastAccessedAt,
+                },
+              },
+            ]
+          : [],
+      ),
     ]);
   });
 

@@ -1,6 +1,7 @@
 import type { Embedder, LlmClient } from '@engram/ai';
 import type { Episode, PromptSubmitted } from '@engram/contracts';
 import {
+  accessHitOf,
   DEFAULT_RANKING_CONFIG,
   errorMessage,
   explainScore,
@@ -179,7 +180,7 @@ export class RecallService {
     const results = await this.withTurnEpisodes(query, merged);
     this.access?.record(
       results.flatMap((hit) =>
-        hit.tier === 'memories' ? [{ ...query.scope, memoryId: hit.id }] : [],
+        hit.tier === 'memories' ? [accessHitOf(query.scope, hit.memory.memory)] : [],
       ),
     );
     return {

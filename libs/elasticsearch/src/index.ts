@@ -9,3 +9,4 @@ export * from './memory-access';
 export * from './retrieval-listing';
 export * from './reembed-documents';
 export * from './idle-merger';
+export * from './access-counter-mirror';

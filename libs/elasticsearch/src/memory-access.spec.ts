@@ -4,10 +4,12 @@ import {
   accessUpdateOperations,
   accessWriteReport,
   countersRequest,
+  mirroredCounters,
   storedCounters,
   withCountedAccess,
   type StoredCounters,
 } from './memory-access';
+import { isNewerCounter } from './access-counter-mirror';
 
 const INDICES = { memories: 'mem', memoryAccess: 'acc' };
 
@@ -90,7 +92,7 @@ describe('access counters apart from the memory documents', () => {
     expect(stored.has('gone')).toBe(false);
   });
 
-  it('should update a counter guarded by the version read and create a new one, never moving time back', () => {
+  it('should rewrite a counter guarded by the version read and create a new one, never moving time back', () => {
     const planned = accessUpdateOperations(
       'acc',
       [
@@ -109,12 +111,16 @@ describe('access counters apart from the memory documents', () => {
       ]),
     );
     expect(planned.operations).toEqual([
-      { update: { _index: 'acc', _id: 'm1', if_seq_no: 7, if_primary_term: 1 } },
-      { doc: { accessCount: 5, lastAccessedAt: 9_000 } },
+      { index: { _index: 'acc', _id: 'm1', if_seq_no: 7, if_primary_term: 1 } },
+      { ...scope, memoryId: 'm1', accessCount: 5, lastAccessedAt: 9_000 },
       { create: { _index: 'acc', _id: 'fresh' } },
       { ...scope, memoryId: 'fresh', accessCount: 3, lastAccessedAt: 5_000 },
     ]);
     expect(planned.written).toEqual([UPDATE, { ...UPDATE, memoryId: 'fresh' }]);
+    expect(planned.counters).toEqual([
+      { ...scope, memoryId: 'm1', accessCount: 5, lastAccessedAt: 9_000 },
+      { ...scope, memoryId: 'fresh', accessCount: 3, lastAccessedAt: 5_000 },
+    ]);
     // Deleted since, or (a bug) of another tenant: not written.
     expect(planned.missing).toBe(2);
   });
@@ -124,8 +130,8 @@ describe('access counters apart from the memory documents', () => {
       errors: true,
       took: 1,
       items: [
-        { update: { _index: 'acc', _id: 'a', status: 200 } },
-        { update: { _index: 'acc', _id: 'b', status: 409, error: { type: 'version_conflict' } } },
+        { index: { _index: 'acc', _id: 'a', status: 200 } },
+        { index: { _index: 'acc', _id: 'b', status: 409, error: { type: 'version_conflict' } } },
         { create: { _index: 'acc', _id: 'c', status: 409, error: { type: 'version_conflict' } } },
         { update: { _index: 'acc', _id: 'd', status: 404, error: { type: 'document_missing' } } },
         { create: { _index: 'acc', _id: 'e', status: 201 } },
@@ -137,6 +143,48 @@ describe('access counters apart from the memory documents', () => {
       missing: 1,
       failed: [updates[1], updates[2]],
     });
+  });
+
+  it("should start from the mirror's counter and version, or seed a first counter from what the reader saw", () => {
+    const mirrored = { ...scope, accessCount: 6, lastAccessedAt: 800, seqNo: 11, primaryTerm: 2 };
+    const seen = { accessCount: 8, lastAccessedAt: 500 };
+    expect(mirroredCounters(UPDATE, mirrored)).toEqual({
+      ...COUNTED,
+      accessCount: 6,
+      lastAccessedAt: 800,
+      version: { seqNo: 11, primaryTerm: 2 },
+    });
+    // The record was re-published with higher counts than its counter: the larger of each.
+    expect(mirroredCounters({ ...UPDATE, seen }, mirrored)).toMatchObject({
+      accessCount: 8,
+      lastAccessedAt: 800,
+      version: { seqNo: 11, primaryTerm: 2 },
+    });
+    // No counter yet: created from the counts the reader saw, in the update's own scope.
+    expect(mirroredCounters({ ...UPDATE, seen }, undefined)).toEqual({
+      memoryId: 'm1',
+      ...scope,
+      ...seen,
+      version: null,
+    });
+    // Neither: the record and counter must be read from Elasticsearch.
+    expect(mirroredCounters(UPDATE, undefined)).toBeNull();
+  });
+
+  it('should order versions of a counter by primary term, then sequence number', () => {
+    const at = (primaryTerm: number, seqNo: number) => ({
+      ...scope,
+      accessCount: 1,
+      lastAccessedAt: 1,
+      seqNo,
+      primaryTerm,
+    });
+    expect(isNewerCounter(at(1, 5), undefined)).toBe(true);
+    expect(isNewerCounter(at(1, 6), at(1, 5))).toBe(true);
+    expect(isNewerCounter(at(1, 5), at(1, 5))).toBe(false);
+    expect(isNewerCounter(at(1, 4), at(1, 5))).toBe(false);
+    expect(isNewerCounter(at(2, 1), at(1, 9))).toBe(true);
+    expect(isNewerCounter(at(1, 9), at(2, 1))).toBe(false);
   });
 
   it("should fold a counter of the memory's own scope into it, and only such a counter", () => {

@@ -11,6 +11,7 @@ import {
   type AccessCounts,
   type AccessUpdate,
 } from '@engram/core';
+import type { AccessCounterMirror, MirroredCounter } from './access-counter-mirror';
 import { classifyElasticsearchError } from './elasticsearch-client';
 
 // Access tracking (SPEC §7) on Elasticsearch. A memory's counters live in a document of their own
@@ -45,24 +46,33 @@ export interface AccessWriteReport {
   failed: AccessUpdate[];
 }
 
+/** A counter as a write leaves it. */
+export interface WrittenCounter extends AccessCounts {
+  memoryId: string;
+  tenantId: string;
+  projectId: string;
+}
+
 /** The scope and counters a memory document or a counter document holds. */
-type CounterSource = {
+export type CounterSource = {
   tenantId: string;
   projectId: string;
   accessCount?: number;
   lastAccessedAt?: number;
 };
 
-const COUNTER_FIELDS = ['tenantId', 'projectId', 'accessCount', 'lastAccessedAt'];
+export const COUNTER_FIELDS = ['tenantId', 'projectId', 'accessCount', 'lastAccessedAt'];
 
-function countsOf(source: CounterSource): AccessCounts {
+/** The counts of a memory or counter document (absent fields: never accessed). */
+export function countsOf(source: CounterSource): AccessCounts {
   return {
     accessCount: Number(source.accessCount ?? 0),
     lastAccessedAt: Number(source.lastAccessedAt ?? 0),
   };
 }
 
-function foundSource(
+/** A found `_mget` doc with its version; null when it is missing. */
+export function foundSource(
   doc: MgetResponseItem<CounterSource> | undefined,
 ): (CounterSource & { seqNo: number; primaryTerm: number }) | null {
   if (!doc || !('found' in doc) || !doc.found || !doc._source) return null;
@@ -109,9 +119,16 @@ export function accessUpdateOperations(
   accessIndex: string,
   updates: readonly AccessUpdate[],
   stored: ReadonlyMap<string, StoredCounters>,
-): { operations: object[]; written: AccessUpdate[]; missing: number } {
+): {
+  operations: object[];
+  written: AccessUpdate[];
+  /** What each written update makes of its counter (same order as `written`). */
+  counters: WrittenCounter[];
+  missing: number;
+} {
   const operations: object[] = [];
   const written: AccessUpdate[] = [];
+  const counters: WrittenCounter[] = [];
   let missing = 0;
   for (const update of updates) {
     const current = stored.get(update.memoryId);
@@ -125,50 +142,141 @@ export function accessUpdateOperations(
     }
     const counts = applyAccessUpdate(current, update);
     const { memoryId, tenantId, projectId, version } = current;
-    if (version) {
-      const guard = { if_seq_no: version.seqNo, if_primary_term: version.primaryTerm };
-      operations.push(
-        { update: { _index: accessIndex, _id: memoryId, ...guard } },
-        { doc: counts },
-      );
-    } else {
-      operations.push(
-        { create: { _index: accessIndex, _id: memoryId } },
-        { tenantId, projectId, memoryId, ...counts },
-      );
-    }
+    // The whole (small) document, guarded: an `update` would make Elasticsearch read the stored
+    // one first — measured 44 against 16 ms for a bulk of 500 counters.
+    const guard = version
+      ? {
+          index: {
+            _index: accessIndex,
+            _id: memoryId,
+            if_seq_no: version.seqNo,
+            if_primary_term: version.primaryTerm,
+          },
+        }
+      : { create: { _index: accessIndex, _id: memoryId } };
+    operations.push(guard, { tenantId, projectId, memoryId, ...counts });
     written.push(update);
+    counters.push({ memoryId, tenantId, projectId, ...counts });
   }
-  return { operations, written, missing };
+  return { operations, written, counters, missing };
 }
 
 /**
  * Applies a batch of access updates. A request-level failure (outage) throws, classified; items
  * that failed (409 after a concurrent write, 429…) come back in `failed` for the caller to
- * requeue; a memory deleted in between counts as `missing`.
+ * requeue; a memory deleted in between counts as `missing`. With a mirror, the counters to start
+ * from come from it (or, for a first counter, from the counts the reader saw) instead of an
+ * `_mget`, and what was written goes back into it.
  */
 export async function writeAccessUpdates(
   client: Client,
   indices: AccessIndices,
   updates: readonly AccessUpdate[],
+  mirror: AccessCounterMirror | null = null,
 ): Promise<AccessWriteReport> {
   if (updates.length === 0) return { applied: 0, missing: 0, failed: [] };
-  const ids = [...new Set(updates.map((update) => update.memoryId))];
+  let response: BulkResponse;
+  let planned: ReturnType<typeof accessUpdateOperations>;
   try {
-    const stored = storedCounters(
+    const stored = await countersToUpdate(client, indices, updates, mirror);
+    planned = accessUpdateOperations(indices.memoryAccess, updates, stored);
+    if (planned.operations.length === 0) {
+      return { applied: 0, missing: planned.missing, failed: [] };
+    }
+    response = await client.bulk({ operations: planned.operations });
+  } catch (error) {
+    throw classifyElasticsearchError(error);
+  }
+  const report = accessWriteReport(response, planned.written);
+  const deleted = mirror ? await mirrorWrites(mirror, response, planned.counters) : new Set();
+  // A guarded write refused because its counter is gone: the memory's tombstone deleted both.
+  const failed = report.failed.filter((update) => !deleted.has(update.memoryId));
+  return {
+    applied: report.applied,
+    missing: report.missing + planned.missing + report.failed.length - failed.length,
+    failed,
+  };
+}
+
+/**
+ * The counters a batch of updates starts from: the mirror's, with their version; for a memory
+ * the mirror holds no counter of, the counts its reader saw (version null: the write creates the
+ * counter); whatever is left is read from Elasticsearch, record and counter (countersRequest).
+ */
+async function countersToUpdate(
+  client: Client,
+  indices: AccessIndices,
+  updates: readonly AccessUpdate[],
+  mirror: AccessCounterMirror | null,
+): Promise<Map<string, StoredCounters>> {
+  const stored = new Map<string, StoredCounters>();
+  const unread = new Set<string>();
+  for (const update of updates) {
+    const known = mirror?.ready ? mirroredCounters(update, mirror.get(update.memoryId)) : null;
+    if (known) stored.set(update.memoryId, known);
+    else unread.add(update.memoryId);
+  }
+  if (unread.size > 0) {
+    const ids = [...unread];
+    const read = storedCounters(
       ids,
       await client.mget<CounterSource>(countersRequest(indices, ids)),
     );
-    const { operations, written, missing } = accessUpdateOperations(
-      indices.memoryAccess,
-      updates,
-      stored,
+    read.forEach((counters, id) => stored.set(id, counters));
+  }
+  return stored;
+}
+
+/** An update's starting counters from the mirror, or from what its reader saw; null: unknown. */
+export function mirroredCounters(
+  update: AccessUpdate,
+  counter: MirroredCounter | undefined,
+): StoredCounters | null {
+  const { memoryId } = update;
+  if (counter) {
+    const { tenantId, projectId, seqNo, primaryTerm } = counter;
+    return {
+      memoryId,
+      tenantId,
+      projectId,
+      ...(update.seen ? effectiveAccess(update.seen, counter) : countsOf(counter)),
+      version: { seqNo, primaryTerm },
+    };
+  }
+  if (!update.seen) return null;
+  const { tenantId, projectId } = update;
+  return { memoryId, tenantId, projectId, ...update.seen, version: null };
+}
+
+/**
+ * What a bulk of counter writes did, into the mirror: written counters with their new version;
+ * refused ones (409: another writer got there first, or the counter was deleted) read again, so
+ * that a retry starts from what is stored. Returns the refused memories whose counter no longer
+ * exists. Never throws: the writes are done, and failing now would count them twice.
+ */
+async function mirrorWrites(
+  mirror: AccessCounterMirror,
+  response: BulkResponse,
+  counters: readonly WrittenCounter[],
+): Promise<Set<string>> {
+  const refused: string[] = [];
+  response.items.forEach((item, i) => {
+    const result = item.index ?? item.create;
+    const { memoryId, ...counter } = counters[i];
+    if (result && !result.error && result._seq_no !== undefined) {
+      const version = { seqNo: result._seq_no, primaryTerm: result._primary_term ?? 0 };
+      mirror.written(memoryId, { ...counter, ...version });
+    } else if (result?.status === 409) refused.push(memoryId);
+  });
+  try {
+    const absent = await mirror.reread(refused);
+    const guarded = new Set(
+      response.items.flatMap((item, i) => (item.index ? [counters[i].memoryId] : [])),
     );
-    if (operations.length === 0) return { applied: 0, missing, failed: [] };
-    const report = accessWriteReport(await client.bulk({ operations }), written);
-    return { ...report, missing: report.missing + missing };
-  } catch (error) {
-    throw classifyElasticsearchError(error);
+    return new Set([...absent].filter((id) => guarded.has(id)));
+  } catch {
+    mirror.forget(refused); // unknown now: the retry reads record and counter from Elasticsearch
+    return new Set();
   }
 }
 
@@ -178,7 +286,7 @@ export function accessWriteReport(
 ): AccessWriteReport {
   const report: AccessWriteReport = { applied: 0, missing: 0, failed: [] };
   response.items.forEach((item, i) => {
-    const result = item.update ?? item.create;
+    const result = item.index ?? item.create ?? item.update;
     if (!result?.error) report.applied += 1;
     // The counter was deleted in between: its memory's tombstone removed both.
     else if (result.status === 404) report.missing += 1;

@@ -22,6 +22,22 @@ describe('AccessBatcher', () => {
     expect(batcher.size).toBe(0);
   });
 
+  it('should keep the highest counts the readers saw, for seeding a first counter', () => {
+    const batcher = new AccessBatcher();
+    batcher.record([hit('m1')], 1_000); // a reader that passed no counts
+    batcher.record([{ ...hit('m1'), seen: { accessCount: 4, lastAccessedAt: 700 } }], 1_100);
+    batcher.record([{ ...hit('m1'), seen: { accessCount: 3, lastAccessedAt: 900 } }], 1_200);
+    expect(batcher.drain()).toEqual([
+      {
+        ...hit('m1'),
+        increment: 3,
+        lastAccessedAt: 1_200,
+        firstRecordedAt: 1_000,
+        seen: { accessCount: 4, lastAccessedAt: 900 },
+      },
+    ]);
+  });
+
   it('should keep tenants apart even for equal memory ids', () => {
     const batcher = new AccessBatcher();
     batcher.record([hit('m', 'tenant-b'), hit('m', 'tenant-a')], 5);

@@ -14,6 +14,26 @@ export interface AccessHit {
   tenantId: string;
   projectId: string;
   memoryId: string;
+  /**
+   * The memory's counts as the reader saw them (its record's, with any counter folded in), read
+   * in the hit's scope. A store that keeps counters apart seeds a memory's first counter from
+   * them instead of reading the record again; absent: the store reads it.
+   */
+  seen?: AccessCounts;
+}
+
+/** A returned memory as an access hit, with the counts it was read with. */
+export function accessHitOf(
+  scope: Pick<AccessHit, 'tenantId' | 'projectId'>,
+  memory: { memoryId: string; accessCount: number; lastAccessedAt: number },
+): AccessHit {
+  const { memoryId, accessCount, lastAccessedAt } = memory;
+  return {
+    tenantId: scope.tenantId,
+    projectId: scope.projectId,
+    memoryId,
+    seen: { accessCount, lastAccessedAt },
+  };
 }
 
 /** One coalesced write: add `increment` to accessCount, raise lastAccessedAt to at least this. */
@@ -100,6 +120,7 @@ export class AccessBatcher {
     current.increment += update.increment;
     current.lastAccessedAt = Math.max(current.lastAccessedAt, update.lastAccessedAt);
     current.firstRecordedAt = Math.min(current.firstRecordedAt, update.firstRecordedAt);
+    if (update.seen) current.seen = effectiveAccess(update.seen, current.seen ?? null);
   }
 }
 
