@@ -52,10 +52,12 @@ class FakeStore implements RecallStore {
   candidates<S>(tier: RecallTier, query: Omit<CandidateQuery, 'index'>): Promise<Candidates<S>> {
     this.queries.push({ tier, query });
     const docs = DOCS[tier];
+    const bm25 = query.text === null ? [] : docs.slice(0, 1);
+    const knn = query.vector === null ? [] : docs;
     return Promise.resolve({
-      bm25: docs.slice(0, 1).map((doc) => ({ id: doc.id, score: 2 })),
-      knn: docs.map((doc, i) => ({ id: doc.id, score: 1 - i / 10 })),
-      sources: new Map(docs.map((doc) => [doc.id, doc.body as S])),
+      bm25: bm25.map((doc) => ({ id: doc.id, score: 2 })),
+      knn: query.vector === null ? null : knn.map((doc, i) => ({ id: doc.id, score: 1 - i / 10 })),
+      sources: new Map([...bm25, ...knn].map((doc) => [doc.id, doc.body as S])),
     });
   }
 
@@ -126,22 +128,45 @@ describe('RecallService', () => {
   it('should ask the store for scoped, same-model candidates with an over-fetch and a floor', async () => {
     const store = new FakeStore();
     await service(store).recall({ ...BASE, tier: 'memories', k: 5, memoryTypes: ['gotcha'] });
-    expect(store.queries).toHaveLength(1);
-    const [{ tier, query }] = store.queries;
-    expect(tier).toBe('memories');
-    expect(query).toMatchObject({
-      text: 'auth token',
-      size: candidatesPerList(5),
-      minSimilarity: DEFAULT_MIN_KNN_SIMILARITY,
+    // BM25 with the text alone, then kNN with the vector alone, under the same filters.
+    expect(store.queries.map(({ tier }) => tier)).toEqual(['memories', 'memories']);
+    const [lexical, semantic] = store.queries.map(({ query }) => query);
+    const common = { size: candidatesPerList(5), minSimilarity: DEFAULT_MIN_KNN_SIMILARITY };
+    expect(lexical).toMatchObject({ ...common, text: 'auth token', vector: null });
+    expect(semantic).toMatchObject({
+      ...common,
+      text: null,
       vector: { model: MODEL, dimension: 2 },
     });
-    expect(query.filter).toEqual(
+    expect(semantic.filter).toEqual(lexical.filter);
+    expect(lexical.filter).toEqual(
       expect.arrayContaining([
         { term: { tenantId: TENANT } },
         { term: { projectId: PROJECT } },
         { terms: { memoryType: ['gotcha'] } },
       ]),
     );
+  });
+
+  it('should ask for the BM25 candidates before the query is embedded', async () => {
+    const store = new FakeStore();
+    const askedWhenEmbedding: number[] = [];
+    const embedder: Embedder = {
+      ...fakeEmbedder,
+      embed(texts) {
+        askedWhenEmbedding.push(store.queries.length);
+        return fakeEmbedder.embed(texts);
+      },
+    };
+    const recall = new RecallService(store, embedder, { clock: () => NOW });
+    const answer = await recall.recall({ ...BASE, tier: 'memories' });
+    expect(askedWhenEmbedding).toEqual([1]);
+    expect(store.queries[0].query.vector).toBeNull();
+    // Both lists reach the ranking: m-auth by BM25 and kNN, m-css by kNN alone.
+    expect(answer.results.map((r) => [r.id, r.score.bm25Rank, r.score.knnRank])).toEqual([
+      ['m-auth', 1, 1],
+      ['m-css', 0, 2], // rank 0: not in that list
+    ]);
   });
 
   it('should keep k results at most', async () => {

@@ -60,10 +60,14 @@ export type RecallHit =
   | (HitBase & { tier: 'turns'; turn: PromptSubmitted });
 
 export interface RecallTimings {
+  /** Embedding the query (the BM25 searches run meanwhile). */
   embedMs: number;
   /** Writing and embedding the hypothetical memory (0 when HyDE did not run). */
   hydeMs: number;
-  /** Candidate searches of every tier (run in parallel), including recent-session resolution. */
+  /**
+   * Waiting for the candidates of every tier once the query was embedded: the kNN searches, and
+   * whatever of the BM25 ones the embedding did not cover.
+   */
   searchMs: number;
   /** Fusion, scoring and merging (the pure core). */
   rankMs: number;
@@ -123,8 +127,8 @@ type TierCandidates =
   | { tier: 'turns'; candidates: Candidates<TurnDocument> };
 
 /**
- * The Recall half of retrieval (SPEC §7): validate, embed the query, fetch BM25 and kNN
- * candidates of each tier in parallel, rank each tier with the pure core (RRF, exact cosine,
+ * The Recall half of retrieval (SPEC §7): validate, fetch BM25 candidates of each tier while the
+ * query is embedded, then kNN candidates, rank each tier with the pure core (RRF, exact cosine,
  * base hybrid score, phase weight, stale penalty), merge the tiers, and hand the returned memories
  * to access tracking without waiting for it. The same class serves gRPC and `engram recall`.
  */
@@ -156,10 +160,14 @@ export class RecallService {
   async recall(input: RecallRequestInput): Promise<RecallAnswer> {
     const query = parseRecallRequest(input);
     const started = performance.now();
+    const temporal = await this.resolveTemporal(query);
+    // BM25 needs no vector: its searches run in the store while the query is embedded here.
+    const lexical = this.searchTiers(query, temporal, { text: query.query, vector: null });
+    lexical.catch(() => undefined); // awaited below; not an unhandled rejection meanwhile
+    const embedding = performance.now();
     const vector = await this.embedQuery(query.query);
     const embedded = performance.now();
-    const temporal = await this.resolveTemporal(query);
-    const first = await this.searchAndRank(query, vector, temporal);
+    const first = await this.rankWith(query, temporal, lexical, vector);
     // A lexical-only recall (no embedding model) has nothing to blend the hypothesis into.
     const weak = shouldUseHyde(
       first.hits.map((hit) => hit.score.relevance),
@@ -169,10 +177,11 @@ export class RecallService {
     const hydeStarted = performance.now();
     const hypothetical = weak ? await this.hypothetical(query.query) : null;
     const second = hypothetical
-      ? await this.searchAndRank(
+      ? await this.rankWith(
           query,
-          hydeEnsemble(vector, await this.embedQuery(hypothetical), this.config),
           temporal,
+          lexical,
+          hydeEnsemble(vector, await this.embedQuery(hypothetical), this.config),
         )
       : null;
     const hydeMs = hypothetical ? performance.now() - hydeStarted - (second?.searchMs ?? 0) : 0;
@@ -189,7 +198,7 @@ export class RecallService {
       embeddingModel: this.embedder.id,
       hyde: hypothetical ? { hypothetical } : null,
       timings: {
-        embedMs: embedded - started,
+        embedMs: embedded - embedding,
         hydeMs,
         searchMs: first.searchMs + (second?.searchMs ?? 0),
         rankMs: first.rankMs + (second?.rankMs ?? 0),
@@ -198,23 +207,38 @@ export class RecallService {
     };
   }
 
-  /** Candidates of every tier with this vector, ranked and merged into one list of k. */
-  private async searchAndRank(
+  /**
+   * Every tier's BM25 candidates (already asked for) and kNN candidates of this vector, ranked
+   * and merged into one list of k.
+   */
+  private async rankWith(
     query: RecallQuery,
-    vector: ModelVector,
     temporal: TemporalConstraint | undefined,
+    lexical: Promise<TierCandidates[]>,
+    vector: ModelVector,
   ): Promise<{ hits: RecallHit[]; searchMs: number; rankMs: number }> {
     const started = performance.now();
-    const found = await Promise.all(
-      query.tiers.map((tier) => this.searchTier(tier, query, vector, temporal)),
-    );
+    // A lexical-only recall (no embedding model) has no kNN list.
+    const [bm25, knn] = await Promise.all([
+      lexical,
+      vector.dimension > 0 ? this.searchTiers(query, temporal, { text: null, vector }) : null,
+    ]);
     const searched = performance.now();
     const now = this.clock();
     const hits = mergeTierHits(
-      found.map((tier) => this.rankTier(tier, query, vector, temporal, now)),
+      bm25.map((found, i) => this.rankTier(withKnn(found, knn?.[i]), query, vector, temporal, now)),
       query.k,
     );
     return { hits, searchMs: searched - started, rankMs: performance.now() - searched };
+  }
+
+  /** One list (BM25 with a text, kNN with a vector) of every tier of the query, in its order. */
+  private searchTiers(
+    query: RecallQuery,
+    temporal: TemporalConstraint | undefined,
+    lists: CandidateLists,
+  ): Promise<TierCandidates[]> {
+    return Promise.all(query.tiers.map((tier) => this.searchTier(tier, query, lists, temporal)));
   }
 
   /**
@@ -281,13 +305,12 @@ export class RecallService {
   private async searchTier(
     tier: RecallTier,
     query: RecallQuery,
-    vector: ModelVector,
+    lists: CandidateLists,
     temporal: TemporalConstraint | undefined,
   ): Promise<TierCandidates> {
     const search = <S>(filter: Filter[]) =>
       this.store.candidates<S>(tier, {
-        text: query.query,
-        vector,
+        ...lists,
         filter,
         size: candidatesPerList(query.k),
         minSimilarity: this.minKnnSimilarity,
@@ -379,6 +402,29 @@ export class RecallService {
       }
     }
   }
+}
+
+/** Which candidate lists a search asks for: BM25 with a text, kNN with a vector. */
+interface CandidateLists {
+  text: string | null;
+  vector: ModelVector | null;
+}
+
+/**
+ * A tier's BM25 candidates with its kNN ones. A document in both keeps the BM25 `_source`: it
+ * carries the stored vector, for the core's exact cosine (kNN hits come with their cosine).
+ */
+function withKnn(lexical: TierCandidates, semantic: TierCandidates | undefined): TierCandidates {
+  if (semantic === undefined) return lexical;
+  const candidates = {
+    bm25: lexical.candidates.bm25,
+    knn: semantic.candidates.knn,
+    sources: new Map<string, unknown>([
+      ...semantic.candidates.sources,
+      ...lexical.candidates.sources,
+    ]),
+  };
+  return { tier: lexical.tier, candidates } as TierCandidates;
 }
 
 /** Records rebuilt from `_source`, and the vectors stored beside them (by document id). */

@@ -39,8 +39,8 @@ export type SearchRequestBody = Omit<SearchRequest, 'index'>;
 /** One tier's candidate search. */
 export interface CandidateQuery {
   index: string;
-  /** What BM25 matches against `text`. */
-  text: string;
+  /** What BM25 matches against `text`; null: no BM25 list (kNN only). */
+  text: string | null;
   /** The query embedding; null: lexical only (no kNN list). */
   vector: ModelVector | null;
   /** Scope and filters, applied to both lists (kNN: as a pre-filter, so k stays k). */
@@ -158,7 +158,7 @@ export function turnFilters(
 }
 
 /** The BM25 search of a candidate query: `match` on the English-analysed `text`, filtered. */
-export function lexicalSearchBody(query: CandidateQuery): SearchRequestBody {
+export function lexicalSearchBody(query: CandidateQuery & { text: string }): SearchRequestBody {
   return {
     size: query.size,
     track_total_hits: false,
@@ -205,11 +205,13 @@ export function knnSimilarity(score: number): number {
   return Math.min(1, Math.max(-1, 2 * score - 1));
 }
 
-/** The `_msearch` lines of one tier's candidate query: BM25, then kNN when there is a vector. */
+/** The `_msearch` lines of one tier's candidate query: BM25 with a text, kNN with a vector. */
 function candidateSearches(query: CandidateQuery): MsearchRequestItem[] {
   // A tier nothing was ever indexed into has no index yet: no candidates, not an error.
   const header = { index: query.index, ignore_unavailable: true };
-  const searches: MsearchRequestItem[] = [header, lexicalSearchBody(query)];
+  const searches: MsearchRequestItem[] = [];
+  const { text } = query;
+  if (text !== null) searches.push(header, lexicalSearchBody({ ...query, text }));
   if (query.vector) searches.push(header, semanticSearchBody(query, query.vector));
   return searches;
 }
@@ -218,6 +220,7 @@ function candidatesOf<S>(
   query: CandidateQuery,
   responses: readonly MsearchResponseItem<S>[],
 ): Candidates<S> {
+  const knnAt = query.text === null ? 0 : 1;
   const sources = new Map<string, S>();
   const ranked = (item: MsearchResponseItem<S> | undefined, kind: 'bm25' | 'knn'): RankedHit[] =>
     searchHits(item).flatMap((hit) => {
@@ -231,8 +234,8 @@ function candidatesOf<S>(
       ];
     });
   return {
-    bm25: ranked(responses[0], 'bm25'),
-    knn: query.vector ? ranked(responses[1], 'knn') : null,
+    bm25: query.text === null ? [] : ranked(responses[0], 'bm25'),
+    knn: query.vector ? ranked(responses[knnAt], 'knn') : null,
     sources,
   };
 }

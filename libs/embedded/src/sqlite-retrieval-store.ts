@@ -41,7 +41,8 @@ export type RetrievalWriteResult = 'created' | 'updated' | 'deleted' | 'not_foun
 
 /** One tier's candidate search, as RecallService asks the port for it. */
 export interface StoreCandidateQuery {
-  text: string;
+  /** null: no BM25 list (kNN only). */
+  text: string | null;
   /** null: lexical only. A vector of dimension 0 (no embedding model) is lexical only too. */
   vector: ModelVector | null;
   /** The Elasticsearch filter clauses RecallService builds; see `compileFilter`. */
@@ -525,7 +526,7 @@ export class SqliteRetrievalStore {
     query: StoreCandidateQuery,
     filter: CompiledFilter,
   ): LexicalHit[] {
-    const words = queryWords(query.text);
+    const words = query.text === null ? [] : queryWords(query.text);
     if (words.length === 0 || query.size <= 0) return [];
     const postings = this.lexicalIndexes.postings(tier);
     const tokens = postings && this.lexicalIndexes.tokensOf(words);

@@ -20,7 +20,9 @@ export interface RecallStoreUnderTest {
   candidates<S>(
     tier: RecallTier,
     query: {
-      text: string;
+      /** null: no BM25 list. */
+      text: string | null;
+      /** null: no kNN list. */
       vector: ModelVector | null;
       filter: readonly unknown[];
       size: number;
@@ -215,16 +217,18 @@ export function describeRecallStoreContract(
 
     function searchMemories(
       scope: RecallScope,
-      text: string,
+      text: string | null,
       options: {
         filter?: Partial<MemoryFilter>;
         temporal?: TemporalConstraint;
-        vector?: string;
+        /** The text embedded for kNN (default: `text`); null: no kNN list. */
+        vector?: string | null;
       } = {},
     ) {
+      const embedded = options.vector === undefined ? text : options.vector;
       return fx.store.candidates<Memory & { embedding: number[] | null }>('memories', {
         text,
-        vector: queryVector(options.vector ?? text),
+        vector: embedded === null ? null : queryVector(embedded),
         filter: fx.filters.memories({ ...scope, ...options.filter }, options.temporal),
         size: 10,
         minSimilarity: 0.2,
@@ -254,6 +258,19 @@ export function describeRecallStoreContract(
       expect(found.bm25).toEqual([]);
       expect(ids(found.knn)).toEqual(['m-auth']);
       expect(found.knn![0].score).toBeCloseTo(1, 3); // Elasticsearch's (1 + cos) / 2
+    });
+
+    it('should run each list alone: BM25 without a vector, kNN without a text', async () => {
+      const scope = scopeOf('split');
+      await index({ memories: memories(scope) });
+      const lexical = await searchMemories(scope, 'legacy provider', { vector: null });
+      expect(ids(lexical.bm25)).toEqual(['m-build']);
+      expect(lexical.knn).toBeNull();
+      expect(lexical.sources.get('m-build')!.embedding![3]).toBeCloseTo(1, 5);
+      const semantic = await searchMemories(scope, null, { vector: 'mobile screen' });
+      expect(semantic.bm25).toEqual([]);
+      expect(ids(semantic.knn)).toEqual(['m-css']);
+      expect([...semantic.sources.keys()]).toEqual(['m-css']);
     });
 
     it('should report each kNN hit’s cosine with the query, the exact one of its stored vector', async () => {
