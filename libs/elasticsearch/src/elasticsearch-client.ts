@@ -1,12 +1,25 @@
-import { Client, errors } from '@elastic/elasticsearch';
+import { Client, errors, HttpConnection } from '@elastic/elasticsearch';
 import { DownstreamUnavailableError, EngramError, errorMessage } from '@engram/core';
 
 /**
  * The 8.x client on purpose: it talks to the Elasticsearch 8 server we run (a 9.x client sends
  * `compatible-with=9`, which an 8.x server rejects).
+ *
+ * Over Node's http agent (keep-alive), not the default undici connection: undici writes a request
+ * on an idle keep-alive socket only after a full turn of the event loop (its check that the server
+ * did not close the socket meanwhile), so a search a recall sends just before embedding its query
+ * left only once the embedding — synchronous, 4–5 ms — was done, and every request paid the extra
+ * turn. Measured on 100k memories: a BM25 `_msearch` p50 4.6 → 3.4 ms; recall over gRPC p50
+ * 15.0 → 13.2 ms. A socket the server closed meanwhile fails the request as a connection error,
+ * which the client retries (`maxRetries`).
  */
 export function createElasticsearchClient(url: string): Client {
-  return new Client({ node: url, requestTimeout: 30_000, maxRetries: 2 });
+  return new Client({
+    node: url,
+    Connection: HttpConnection,
+    requestTimeout: 30_000,
+    maxRetries: 2,
+  });
 }
 
 export interface ElasticsearchHealth {
