@@ -19,6 +19,7 @@ import {
 } from '@engram/core';
 import { classifyElasticsearchError } from './elasticsearch-client';
 import {
+  vectorToJson,
   withUnpackedVector,
   type EpisodeDocument,
   type MemoryDocument,
@@ -185,7 +186,8 @@ export function semanticSearchBody(query: CandidateQuery, vector: ModelVector): 
     query: {
       knn: {
         field: VECTOR_FIELD,
-        query_vector: Array.from(vector.vector),
+        // 9 significant digits: the float32 Elasticsearch compares, at half the JSON of a double's.
+        query_vector: vectorToJson(vector.vector),
         num_candidates: numCandidates(query.size),
         ...(query.minSimilarity !== undefined && { similarity: query.minSimilarity }),
         filter: [...query.filter, ...sameModelFilter(vector)],

@@ -155,7 +155,8 @@ async function runRecallBench(options: {
   json?: boolean;
 }): Promise<void> {
   const sizes = options.sizes ?? [10_000, 100_000];
-  const queries = options.queries ?? 200;
+  // Distributed: enough recalls for a p99 that is not just the second-worst of 200.
+  const queries = options.queries ?? (options.distributed ? 1_000 : 200);
   if (!sizes.every((n) => Number.isInteger(n) && n > 0) || !(queries > 0)) {
     console.error('engram bench recall: --sizes takes positive integers, --queries a positive one');
     process.exitCode = 2;
@@ -203,7 +204,7 @@ export function registerBenchCommand(program: Command): void {
     .option('--sizes <list>', 'recall: corpus sizes, comma-separated (default 10000,100000)', (v) =>
       v.split(',').map((n) => Number.parseInt(n, 10)),
     )
-    .option('--queries <n>', 'recall: queries per size (default 200)', (v) =>
+    .option('--queries <n>', 'recall: queries per size (default 200; --distributed 1000)', (v) =>
       Number.parseInt(v, 10),
     )
     .option('--json', 'print the figures as one JSON line')

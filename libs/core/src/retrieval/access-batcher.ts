@@ -47,6 +47,8 @@ export interface AccessUpdate extends AccessHit {
 export class AccessBatcher {
   private readonly options: AccessConfig;
   private readonly pending = new Map<string, AccessUpdate>();
+  /** The smallest firstRecordedAt waiting (kept as updates merge: asked after every recall). */
+  private oldest: number | null = null;
 
   constructor(options: Partial<AccessConfig> = {}) {
     this.options = { ...DEFAULT_RANKING_CONFIG.access, ...options };
@@ -78,11 +80,7 @@ export class AccessBatcher {
 
   /** When the oldest waiting access was recorded; null when nothing waits. */
   oldestRecordedAt(): number | null {
-    let oldest: number | null = null;
-    for (const update of this.pending.values()) {
-      if (oldest === null || update.firstRecordedAt < oldest) oldest = update.firstRecordedAt;
-    }
-    return oldest;
+    return this.oldest;
   }
 
   /** Flush when `maxPendingIds` memories wait or the oldest has waited `maxAgeMs`. */
@@ -102,6 +100,7 @@ export class AccessBatcher {
         compareText(a.memoryId, b.memoryId),
     );
     this.pending.clear();
+    this.oldest = null;
     return updates;
   }
 
@@ -111,6 +110,7 @@ export class AccessBatcher {
   }
 
   private merge(update: AccessUpdate): void {
+    this.oldest = Math.min(this.oldest ?? update.firstRecordedAt, update.firstRecordedAt);
     const key = keyOf(update);
     const current = this.pending.get(key);
     if (current === undefined) {
