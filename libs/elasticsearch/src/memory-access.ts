@@ -18,10 +18,12 @@ import { classifyElasticsearchError } from './elasticsearch-client';
 // in the memory-access index (`_id` = memoryId; see memoryAccessMapping for why not in the memory
 // document), seeded from the memory's record when first written; readers see the larger of the
 // two (core `effectiveAccess`). Without scripts (the local Elasticsearch build ships no painless),
-// a write reads the counters with their sequence numbers, computes the new values with the core's
-// applyAccessUpdate, and writes them guarded: if_seq_no/if_primary_term for an existing counter,
-// `create` for a new one. A concurrent writer (another recall instance) makes the guard fail with
-// 409: that update is handed back to be retried on the next flush, never lost, never doubled.
+// a write starts from the counters with their sequence numbers — a recall server's in-memory
+// mirror of them (AccessCounterMirror), else read with an `_mget` — computes the new values with
+// the core's applyAccessUpdate, and writes them guarded: an `index` with if_seq_no/if_primary_term
+// for an existing counter, `create` for a new one. A concurrent writer (another recall instance)
+// makes the guard fail with 409: that update is handed back to be retried on the next flush,
+// never lost, never doubled.
 
 /** Where the counters of memories are: the memory documents, and the counters apart. */
 export interface AccessIndices {
