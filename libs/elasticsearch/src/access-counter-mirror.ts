@@ -1,4 +1,4 @@
-import type { Client } from '@elastic/elasticsearch';
+import { errors, type Client } from '@elastic/elasticsearch';
 import type { SearchHit } from '@elastic/elasticsearch/lib/api/types';
 import { errorMessage, type AccessCounts } from '@engram/core';
 import { classifyElasticsearchError } from './elasticsearch-client';
@@ -176,7 +176,7 @@ export class AccessCounterMirror {
       }
     } catch (error) {
       // A missing index holds no counter.
-      if (statusOf(error) !== 404) throw classifyElasticsearchError(error);
+      if (!isNotFound(error)) throw classifyElasticsearchError(error);
     }
     this.forget([...absent]);
     return absent;
@@ -267,12 +267,13 @@ export class AccessCounterMirror {
       const flat: Record<string, unknown> = Object.values(settings)[0]?.settings ?? {};
       return Number(flat['index.number_of_shards'] ?? 1);
     } catch (error) {
-      if (statusOf(error) === 404) return 0;
+      if (isNotFound(error)) return 0;
       throw classifyElasticsearchError(error);
     }
   }
 }
 
-function statusOf(error: unknown): number | undefined {
-  return (error as { meta?: { statusCode?: number } }).meta?.statusCode;
+/** Elasticsearch's 404: here, the counter index does not exist (yet, or any more). */
+function isNotFound(error: unknown): boolean {
+  return error instanceof errors.ResponseError && error.statusCode === 404;
 }
