@@ -161,4 +161,39 @@ describe('access counter mirror (real Elasticsearch)', () => {
     expect(mirror.get('m-deleted')).toBeUndefined();
     expect(await storedCounter('m-deleted')).toBeNull();
   });
+
+  it('should start on a counter index that does not exist yet, and follow it once written', async () => {
+    // A recall server started before any memory was ever recalled: no counter index yet.
+    const fresh = retrievalIndexNames(`${uniqueName('it-mirror-fresh')}.`);
+    const mirror = new AccessCounterMirror(client, fresh.memoryAccess, { pollMs: 100 });
+    mirrors.push(mirror);
+    try {
+      await mirror.start();
+      expect(mirror.ready).toBe(true);
+      expect(mirror.counted(['m-a'])).toEqual(new Map());
+      expect(await mirror.reread(['m-a'])).toEqual(new Set(['m-a']));
+
+      // Another server writes the first counters: the mirror finds the new index on a later poll.
+      await ensureMemoryAccessIndex(client, fresh.memoryAccess);
+      const seen = { accessCount: 2, lastAccessedAt: 1_000 };
+      const writer = new AccessCounterMirror(client, fresh.memoryAccess);
+      mirrors.push(writer);
+      await writer.start();
+      const written = await writeAccessUpdates(
+        client,
+        fresh,
+        [access('m-a', 14_000, { seen })],
+        writer,
+      );
+      expect(written).toMatchObject({ applied: 1, failed: [] });
+      const counter = await eventually(() => mirror.get('m-a'), {
+        timeoutMs: 10_000,
+        state: () => mirror.counted(['m-a']),
+      });
+      expect(counter).toMatchObject({ ...SCOPE, accessCount: 3, lastAccessedAt: 14_000 });
+    } finally {
+      await client.indices.delete({ index: fresh.memoryAccess, ignore_unavailable: true });
+      await client.indices.deleteIndexTemplate({ name: fresh.memoryAccess }, { ignore: [404] });
+    }
+  });
 });
