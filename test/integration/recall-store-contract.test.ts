@@ -1,14 +1,9 @@
 import {
   AccessCounterMirror,
-  anyOfFilter,
   BulkWriter,
   createElasticsearchClient,
   ensureRetrievalIndices,
-  episodeFilters,
-  memoryFilters,
-  relatedFileFilter,
   retrievalIndexNames,
-  turnFilters,
 } from '@engram/elasticsearch';
 import { inject } from 'vitest';
 import { elasticsearchRecallStore } from '../../apps/retrieval/src/recall-store';
@@ -18,6 +13,7 @@ import {
   describeRecallStoreContract,
 } from '../../libs/core/src/ports/testing/recall-store.contract';
 import { uniqueName } from './support/unique';
+import { DSL_CONTRACT_FILTERS } from '../../apps/retrieval/src/testing/contract-filters';
 
 // The same contract suite the embedded SQLite store passes in the unit tier, on real
 // Elasticsearch: its own three indices (dimension of the contract's concept embedder) — once
@@ -42,13 +38,7 @@ for (const mirrored of [false, true]) {
           await client.indices.refresh({ index: Object.values(indices) });
           await counters?.catchUp();
         },
-        filters: {
-          memories: memoryFilters,
-          episodes: episodeFilters,
-          turns: turnFilters,
-          relatedFile: relatedFileFilter,
-          anyOf: anyOfFilter,
-        },
+        filters: DSL_CONTRACT_FILTERS,
         projectName: (prefix: string) => uniqueName(`acme/${prefix}`),
         close: async () => {
           await counters?.close();
