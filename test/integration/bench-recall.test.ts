@@ -23,6 +23,7 @@ describe('engram bench recall --distributed (real Elasticsearch, real gRPC)', ()
       elasticsearchUrl: infra.elasticsearchUrl,
       sizes: [200],
       queries: 5,
+      warmup: 12,
       inFlight: 2,
       indexPrefix: prefix,
       progress: false,
@@ -54,6 +55,11 @@ describe('engram bench recall --distributed (real Elasticsearch, real gRPC)', ()
       // The server's first recalls, measured apart from the steady state.
       expect(run.coldStart.queries).toBe(10);
       expect(run.coldStart.max).toBeGreaterThanOrEqual(run.coldStart.p50);
+      // The whole warm-up, its p50 per window of 500 (one, partial, here).
+      expect(run.warmup).toMatchObject({ queries: 12, window: 500 });
+      expect(run.warmup.p50s).toHaveLength(1);
+      expect(run.warmup.p50s[0]).toBeGreaterThan(0);
+      expect(run.elasticsearchUptimeMinutes).toBeGreaterThanOrEqual(0);
       expect(run.queryCacheHits).toBe(0);
     }
     expect(size.sequential.inFlight).toBe(1);

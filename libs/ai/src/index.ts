@@ -1,3 +1,4 @@
+export { chunk } from './batches';
 export * from './create-embedder';
 export * from './embedder';
 export * from './errors';

@@ -6,6 +6,7 @@ import { benchObserve, formatObserveBench } from './bench-observe';
 import {
   benchRecall,
   benchRecallDistributed,
+  DISTRIBUTED_WARMUP_QUERIES,
   formatDistributedRecallBench,
   formatRecallBench,
 } from './bench-recall';
@@ -152,6 +153,7 @@ async function runRecallBench(options: {
   distributed?: boolean;
   sizes?: number[];
   queries?: number;
+  warmup?: number;
   json?: boolean;
 }): Promise<void> {
   const sizes = options.sizes ?? [10_000, 100_000];
@@ -162,11 +164,18 @@ async function runRecallBench(options: {
     process.exitCode = 2;
     return;
   }
+  const { warmup } = options;
+  if (warmup !== undefined && !(Number.isInteger(warmup) && warmup > 0)) {
+    console.error('engram bench recall: --warmup takes a positive integer');
+    process.exitCode = 2;
+    return;
+  }
   if (options.distributed) {
     const result = await benchRecallDistributed({
       elasticsearchUrl: loadConfig().elasticsearch.url,
       sizes,
       queries,
+      warmup,
       log: (line) => console.error(line),
     });
     console.log(options.json ? JSON.stringify(result) : formatDistributedRecallBench(result));
@@ -207,6 +216,11 @@ export function registerBenchCommand(program: Command): void {
     .option('--queries <n>', 'recall: queries per size (default 200; --distributed 1000)', (v) =>
       Number.parseInt(v, 10),
     )
+    .option(
+      '--warmup <n>',
+      `recall --distributed: warm-up recalls before each measured run (default ${DISTRIBUTED_WARMUP_QUERIES})`,
+      (v) => Number.parseInt(v, 10),
+    )
     .option('--json', 'print the figures as one JSON line')
     .action(
       async (
@@ -220,6 +234,7 @@ export function registerBenchCommand(program: Command): void {
           batch?: number;
           sizes?: number[];
           queries?: number;
+          warmup?: number;
         },
       ) => {
         if (target === 'recall') {
