@@ -1,7 +1,7 @@
 import type { Episode, Memory } from '@engram/contracts';
 import { EVENT_FIXTURES } from '../../libs/contracts/src/testing/event-fixtures';
 import { memoryIdOf, segmenterSettings } from '@engram/core';
-import { deadLetterTopic, EventPublisher } from '@engram/kafka';
+import { deadLetterTopic, EventPublisher, reliableProducerConfig } from '@engram/kafka';
 import type { Kafka } from 'kafkajs';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
@@ -75,6 +75,27 @@ async function publish(
     await publisher.disconnect();
   }
   return count;
+}
+
+/** Publishes one part of the sessions in one transaction, as the segmenter writes boundaries. */
+async function publishInTransaction(
+  kafka: Kafka,
+  topics: DistillerTopics,
+  sessions: readonly RecordedSession[],
+  part: Part,
+): Promise<number> {
+  const publisher = new EventPublisher(kafka, testRegistry());
+  const producer = kafka.producer(reliableProducerConfig({ transactionalId: uniqueName('txn') }));
+  await Promise.all([publisher.connect(), producer.connect()]);
+  try {
+    const events = sessions.flatMap((s) => s[part] as unknown[]);
+    const transaction = await producer.transaction();
+    await publisher.publish(distillerCodecs(topics)[part] as never, events as never[], transaction);
+    await transaction.commit();
+    return events.length;
+  } finally {
+    await Promise.all([publisher.disconnect(), producer.disconnect()]);
+  }
 }
 
 async function readMemories(topics: DistillerTopics, atLeast: number): Promise<Memory[]> {
@@ -254,6 +275,29 @@ describe('distiller service on real Kafka', () => {
       await second.stop();
     }
     const memories = await readMemories(restartTopics, reference.length);
+    expect(recordIds(memories)).toEqual(recordIds(reference));
+  });
+
+  it("should distil the sessions' ends when their boundaries were written in a transaction before", async () => {
+    expect(reference.length).toBeGreaterThan(0);
+    const txnPrefix = `${uniqueName('it-dist-txn')}.`;
+    const txnTopics = prefixedDistillerTopics(txnPrefix);
+    const kafka = testKafka();
+    await ensureDistillerTopics(kafka, txnTopics, PARTITIONS);
+    // As for a distiller that starts (or catches up) after the segmenter: the boundaries and the
+    // commit markers after them are all on the log before the distiller reads a session's end,
+    // which waits until the boundaries are consumed up to their end offset, past the marker.
+    let published = await publish(kafka, txnTopics, sessions, ['prompts', 'toolCalls']);
+    published += await publishInTransaction(kafka, txnTopics, sessions, 'boundaries');
+    published += await publish(kafka, txnTopics, sessions, ['lifecycle']);
+    const runtime = await startDistiller(options(txnPrefix));
+    try {
+      await settled(runtime, published, DISTILLATIONS);
+      await eventually(() => (runtime.stage.openSessions === 0 ? true : undefined));
+    } finally {
+      await runtime.stop();
+    }
+    const memories = await readMemories(txnTopics, reference.length);
     expect(recordIds(memories)).toEqual(recordIds(reference));
   });
 

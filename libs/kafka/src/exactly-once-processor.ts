@@ -27,6 +27,7 @@ import {
 } from './dead-letter-writer';
 import { decodeDelivered } from './delivered-event';
 import { EventEncoder } from './event-publisher';
+import { onRecordlessBatches, type RecordlessBatch } from './recordless-batches';
 import { PausingRetryHooks, retryUntilSettled, type Attempt, type RetryHooks } from './retry-loop';
 
 // The stage types are transport-neutral (the embedded processor runs the same stages): they live in
@@ -68,6 +69,8 @@ export class ExactlyOnceProcessor {
   readonly counters = { processed: 0, deadLettered: 0, retries: 0, transactions: 0 };
   /** Batches and timer transactions take turns: one transaction at a time. */
   private turn: Promise<unknown> = Promise.resolve();
+  /** This member's partitions per topic, as of the last rebalance. */
+  private assignment: Record<string, number[]> = {};
 
   constructor(
     private readonly kafka: Kafka,
@@ -99,12 +102,13 @@ export class ExactlyOnceProcessor {
         ? { partitionAssigners: this.options.partitionAssigners }
         : {}),
     });
-    const onAssignment = this.options.onAssignment;
-    if (onAssignment) {
-      this.consumer.on(this.consumer.events.GROUP_JOIN, ({ payload }) =>
-        onAssignment(payload.memberAssignment),
-      );
-    }
+    this.consumer.on(this.consumer.events.GROUP_JOIN, ({ payload }) => {
+      this.assignment = payload.memberAssignment;
+      this.options.onAssignment?.(payload.memberAssignment);
+    });
+    onRecordlessBatches(this.consumer, (passed) => {
+      if (this.routes.has(passed.topic)) void this.commitRecordless(passed);
+    });
     await this.consumer.connect();
     await this.consumer.subscribe({
       topics: [...this.routes.keys()],
@@ -144,6 +148,44 @@ export class ExactlyOnceProcessor {
       }
       hooks.onCommitted?.();
     });
+  }
+
+  /**
+   * Commits the group past transaction markers (or aborted records) the consumer moved over, in
+   * a transaction of offsets only, like every other commit of this group. Retried while the
+   * partition is ours: nothing was left unprocessed, but a stage may wait for this offset.
+   */
+  private async commitRecordless({ topic, partition, nextOffset }: RecordlessBatch): Promise<void> {
+    const hooks: RetryHooks = {
+      shouldContinue: () =>
+        this.consumer !== undefined && (this.assignment[topic] ?? []).includes(partition),
+      heartbeat: () => Promise.resolve(),
+      onRetry: (error, attempt, delayMs) => {
+        this.counters.retries += 1;
+        this.logger.warn(
+          `retrying the commit of ${topic}[${partition}] past its transaction markers in ${delayMs} ms (attempt ${attempt + 1}): ${errorMessage(error)}`,
+        );
+      },
+    };
+    const commit = async () => {
+      const transaction = await this.requireProducer().transaction();
+      try {
+        await transaction.sendOffsets({
+          consumerGroupId: this.options.groupId,
+          topics: [{ topic, partitions: [{ partition, offset: nextOffset }] }],
+        });
+        await transaction.commit();
+      } catch (error) {
+        await transaction.abort().catch(() => undefined);
+        throw error;
+      }
+    };
+    const attempt = await this.inTurn(() => this.retry(commit, hooks));
+    if (attempt.kind === 'dead-letter') {
+      this.logger.error(
+        `could not commit ${topic}[${partition}] past its transaction markers: ${errorMessage(attempt.error)}; the next batch's commit will`,
+      );
+    }
   }
 
   private inTurn<T>(work: () => Promise<T>): Promise<T> {
@@ -231,7 +273,9 @@ export class ExactlyOnceProcessor {
     deadLetters: DeadLetterRecord[],
     hooks: RetryHooks,
   ): Promise<boolean> {
-    const lastOffset = batch.messages[batch.messages.length - 1].offset;
+    // The batch's end, not its last record: transaction markers (or aborted records) after that
+    // record are in the batch too, and kafkajs's position is past them already.
+    const lastOffset = batch.lastOffset();
     const whole = await this.retry(
       () => this.commitTransaction(route, batch, items, deadLetters, lastOffset),
       hooks,

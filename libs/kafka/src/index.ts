@@ -10,6 +10,7 @@ export * from './exactly-once-processor';
 export * from './kafka-client';
 export * from './kafka-event-log';
 export * from './kafka-avro.transport';
+export * from './recordless-batches';
 export * from './reliable-consumer';
 export * from './retry-loop';
 export * from './topic-admin';

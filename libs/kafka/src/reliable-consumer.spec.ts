@@ -49,7 +49,13 @@ function record(
 function setup() {
   let eachBatch: ((payload: EachBatchPayload) => Promise<void>) | undefined;
   const commits: { topic: string; partition: number; offset: string }[] = [];
+  const batchEnds: ((event: { payload: Record<string, unknown> }) => void)[] = [];
   const consumer = {
+    events: { END_BATCH_PROCESS: 'consumer.end_batch_process' },
+    on: (_event: string, listener: (typeof batchEnds)[number]) => {
+      batchEnds.push(listener);
+      return () => undefined;
+    },
     connect: () => Promise.resolve(),
     subscribe: () => Promise.resolve(),
     run: (config: { eachBatch: (payload: EachBatchPayload) => Promise<void> }) => {
@@ -82,10 +88,12 @@ function setup() {
     deadLetters as unknown as DeadLetterWriter,
     { groupId: 'group', retry: { initialMs: 1, maxMs: 1 } },
   );
-  const deliver = async (topic: string, messages: KafkaMessage[]): Promise<void> => {
+  /** One fetch's batch; `end`: its last offset, past the last message if markers follow it. */
+  const deliver = async (topic: string, messages: KafkaMessage[], end?: string): Promise<void> => {
     if (!eachBatch) throw new Error('start() first');
+    const lastOffset = () => end ?? messages[messages.length - 1].offset;
     await eachBatch({
-      batch: { topic, partition: 2, messages } as Batch,
+      batch: { topic, partition: 2, messages, lastOffset } as unknown as Batch,
       resolveOffset: () => undefined,
       heartbeat: () => Promise.resolve(),
       isRunning: () => true,
@@ -93,7 +101,13 @@ function setup() {
       pause: () => () => undefined,
     } as unknown as EachBatchPayload);
   };
-  return { sut, deliver, commits, dead, registry };
+  /** What kafkajs reports after a fetch of nothing but markers (or aborted records). */
+  const passRecordless = (topic: string, lastOffset: string): void => {
+    for (const listener of batchEnds) {
+      listener({ payload: { topic, partition: 2, batchSize: 0, lastOffset } });
+    }
+  };
+  return { sut, deliver, passRecordless, commits, dead, registry };
 }
 
 describe('ReliableConsumer tombstones', () => {
@@ -213,5 +227,28 @@ describe('ReliableConsumer tombstones', () => {
     sut.subscribe(codecOf(PROMPTS), onlyEvents);
     sut.subscribe(codecOf(PROMPTS), onlyEvents, { tombstones: false });
     expect(true).toBe(true);
+  });
+});
+
+describe('ReliableConsumer on topics written in transactions', () => {
+  it('should commit a batch to its end when a commit marker follows its last record', async () => {
+    const { sut, deliver, commits } = setup();
+    await sut.subscribe(codecOf(NOTES), () => undefined).start();
+
+    // Record 3, then its transaction's marker at 4: the batch ends at 4, and so does kafkajs's
+    // position; a commit at 4 would leave the group one short of the end for good.
+    await deliver(NOTES, [record(3, 'n3', { id: 'n3', text: 'three' })], '4');
+
+    expect(commits).toEqual([{ topic: NOTES, partition: 2, offset: '5' }]);
+  });
+
+  it('should commit past a fetch of markers or aborted records only, on its own topics', async () => {
+    const { sut, passRecordless, commits } = setup();
+    await sut.subscribe(codecOf(NOTES), () => undefined).start();
+
+    passRecordless(NOTES, '11');
+    passRecordless('someone-elses-topic', '4');
+
+    expect(commits).toEqual([{ topic: NOTES, partition: 2, offset: '12' }]);
   });
 });

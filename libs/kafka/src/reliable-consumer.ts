@@ -9,6 +9,7 @@ import {
   type Delivered,
   type DeliveredOrTombstone,
 } from './delivered-event';
+import { onRecordlessBatches } from './recordless-batches';
 import { PausingRetryHooks, retryUntilSettled, type Attempt, type RetryHooks } from './retry-loop';
 import type { TopicCodec } from './topic-codec';
 
@@ -97,6 +98,17 @@ export class ReliableConsumer {
   async start(): Promise<void> {
     const consumer = this.kafka.consumer({ groupId: this.options.groupId, readUncommitted: false });
     this.consumer = consumer;
+    onRecordlessBatches(consumer, ({ topic, partition, nextOffset }) => {
+      if (!this.routes.has(topic)) return;
+      // Only progress: if it fails, the next batch's commit goes past the markers anyway.
+      consumer
+        .commitOffsets([{ topic, partition, offset: nextOffset }])
+        .catch((error: unknown) =>
+          this.logger.warn(
+            `could not commit ${topic}[${partition}] past its transaction markers: ${errorMessage(error)}`,
+          ),
+        );
+    });
     await consumer.connect();
     await consumer.subscribe({
       topics: [...this.routes.keys()],
@@ -128,7 +140,7 @@ export class ReliableConsumer {
     try {
       const items = await this.decodeAll(route, batch, hooks);
       if (!items || !(await this.handleAll(route, items, batch, hooks))) return;
-      await this.commit(batch, batch.messages[batch.messages.length - 1].offset, payload);
+      await this.commit(batch, payload);
     } finally {
       hooks.resume();
     }
@@ -204,13 +216,17 @@ export class ReliableConsumer {
     return written.kind === 'done';
   }
 
-  private async commit(batch: Batch, lastOffset: string, payload: EachBatchPayload): Promise<void> {
-    payload.resolveOffset(lastOffset);
+  /**
+   * Commits the batch up to its end, not just its last record: transaction markers (or aborted
+   * records) after that record are in the batch too, and kafkajs's position is past them already.
+   */
+  private async commit(batch: Batch, payload: EachBatchPayload): Promise<void> {
+    payload.resolveOffset(batch.messages[batch.messages.length - 1].offset);
     await this.consumer?.commitOffsets([
       {
         topic: batch.topic,
         partition: batch.partition,
-        offset: (BigInt(lastOffset) + 1n).toString(),
+        offset: (BigInt(batch.lastOffset()) + 1n).toString(),
       },
     ]);
   }

@@ -1,0 +1,33 @@
+import type { Consumer } from 'kafkajs';
+
+/** A stretch of a partition the consumer moved past without a record for eachBatch. */
+export interface RecordlessBatch {
+  topic: string;
+  partition: number;
+  /** The consumer's position after it: the offset to commit. */
+  nextOffset: string;
+}
+
+/**
+ * Calls `passed` whenever the consumer moves past fetched records that never reach eachBatch:
+ * transaction markers, or the records of an aborted transaction. kafkajs resolves those itself but
+ * commits them only with autoCommit. Our consumers commit by hand, after each batch's last record,
+ * so without this their group's offset stays one short of the end of every topic written in
+ * transactions, and whatever compares the two (a distiller trigger waiting for its inputs,
+ * `engram replay --wait`) waits forever.
+ */
+export function onRecordlessBatches(
+  consumer: Consumer,
+  passed: (batch: RecordlessBatch) => void,
+): void {
+  consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
+    // Batches with records end here too, after eachBatch committed them; a truly empty fetch
+    // emits nothing.
+    if (payload.batchSize > 0) return;
+    passed({
+      topic: payload.topic,
+      partition: payload.partition,
+      nextOffset: (BigInt(payload.lastOffset) + 1n).toString(),
+    });
+  });
+}
