@@ -392,6 +392,20 @@ describe('engram start --distributed, end to end', () => {
     expect(result.stdout).toContain(
       `${recording.events.length} event(s) published, 0 line(s) rejected to the dead-letter topics; every event processed`,
     );
+    // `--wait` waited for the whole chain, the indexer of what the segmenter and distiller wrote
+    // included: one recall, no polling, finds episodes and distilled memories. (A session's last
+    // episode closes on the segmenter's timer, so the tests below still wait for that one.)
+    const indexed = async (tier: string) => {
+      const answer = await rpc<{ results: RecallResult[] }>(client, 'Recall', {
+        scope,
+        query: 'refresh token test',
+        tier,
+        k: 5,
+      });
+      return answer.results.length;
+    };
+    expect(await indexed('TIER_EPISODES')).toBeGreaterThan(0);
+    expect(await indexed('TIER_MEMORIES')).toBeGreaterThan(0);
   }, 110_000);
 
   it("should segment the session into episodes (the recall API's episode tier)", async () => {

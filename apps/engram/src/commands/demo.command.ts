@@ -78,7 +78,7 @@ async function runDemo(dataDir: string, json: boolean): Promise<void> {
       content,
       target,
       errors: process.stderr,
-      wait: { groups: serviceGroups(config, 'embedded'), timeoutMs: 60_000 },
+      wait: { groups: serviceGroups(config), timeoutMs: 60_000 },
     });
     published = summary.published;
     // SessionEnded closes the last episode on the timer, once the session's inputs are in.

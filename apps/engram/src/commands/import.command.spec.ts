@@ -79,7 +79,7 @@ async function importInto(
       ledger,
       ...(recordedByHook && { recordedByHook }),
       ...(progress && { progress }),
-      ...(wait && { wait: { timeoutMs: 60_000, mode: 'embedded' } }),
+      ...(wait && { wait: { timeoutMs: 60_000 } }),
     });
     return { summary, reported };
   } finally {

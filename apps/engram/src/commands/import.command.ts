@@ -65,7 +65,7 @@ export interface ImportRun {
   target: ReplayTarget;
   identity: HookIdentity;
   errors: NodeJS.WritableStream;
-  wait?: { timeoutMs: number; mode: 'embedded' | 'distributed' };
+  wait?: { timeoutMs: number };
   /** Bars for reading, publishing and processing; none by default. */
   progress?: ImportProgress;
   /** What earlier imports published: those events are not published again. */
@@ -96,7 +96,7 @@ export async function runImport(run: ImportRun): Promise<ImportSummary> {
       errors: run.errors,
       ...(run.progress && { progress: run.progress }),
       ...(run.wait && {
-        wait: { groups: serviceGroups(run.config, run.wait.mode), timeoutMs: run.wait.timeoutMs },
+        wait: { groups: serviceGroups(run.config), timeoutMs: run.wait.timeoutMs },
       }),
     },
     events,
@@ -232,10 +232,7 @@ export function registerImportCommand(program: Command): void {
           errors: process.stderr,
           progress: importProgress,
           ...(options.wait && {
-            wait: {
-              timeoutMs: (options.timeout ?? 300) * 1000,
-              mode: options.distributed ? 'distributed' : 'embedded',
-            },
+            wait: { timeoutMs: (options.timeout ?? 300) * 1000 },
           }),
         });
         console.log(options.json ? JSON.stringify(summary) : formatImport(summary));

@@ -178,7 +178,7 @@ describe('engram recall (embedded, end to end)', () => {
         content: readFileSync(DEMO_SESSION, 'utf8'),
         target,
         errors: new Collect(),
-        wait: { groups: serviceGroups(config, 'embedded'), timeoutMs: 60_000 },
+        wait: { groups: serviceGroups(config), timeoutMs: 60_000 },
       });
       expect(summary.caughtUp).toBe(true);
       // A second reader of the data directory, as `engram recall` is beside `engram start`.

@@ -37,7 +37,7 @@ describe('engram replay (embedded)', () => {
         content: lines.join('\n'),
         target,
         errors,
-        wait: { groups: serviceGroups(config, 'embedded'), timeoutMs: 30_000 },
+        wait: { groups: serviceGroups(config), timeoutMs: 30_000 },
       });
       const events = stream.prompts.length + stream.toolCalls.length + stream.lifecycle.length;
       expect(summary).toEqual({ published: events, rejected: 2, caughtUp: true });

@@ -153,52 +153,43 @@ async function serviceLag(target: ReplayTarget, groups: WaitGroup[]): Promise<nu
 }
 
 /**
- * The consumer groups `--wait` waits for: the services `engram start` runs in that mode. On
- * Kafka only the agent topics are waited for: topics written in transactions end with a commit
- * marker no consumer offset passes, so "committed = end" never holds for them.
+ * The consumer groups `--wait` waits for, each on every topic it consumes: the services `engram
+ * start` runs, the same embedded and on Kafka. The indexer is waited for on the episodes and
+ * memories the other services wrote too, so a following recall sees them. (On Kafka a topic
+ * written in transactions ends with a commit marker; the consumers commit past it, else
+ * "committed = end" would never hold there.)
  */
-export function serviceGroups(config: EngramConfig, mode: 'embedded' | 'distributed'): WaitGroup[] {
+export function serviceGroups(config: EngramConfig): WaitGroup[] {
   const prefixed = (...topics: string[]) => topics.map((topic) => config.topicPrefix + topic);
   const agentInputs = prefixed('agent.prompts.v1', 'agent.tool-calls.v1', 'agent.lifecycle.v1');
-  const observed = prefixed('agent.tool-calls.v1', 'agent.lifecycle.v1');
-  const groups: WaitGroup[] = [
+  return [
     { groupId: config.topicPrefix + config.segmenter.groupId, topics: agentInputs },
     {
       groupId: config.topicPrefix + DEFAULT_OBSERVER_GROUP,
-      topics:
-        mode === 'embedded'
-          ? [
-              ...observed,
-              ...prefixed(DEFAULT_OBSERVER_TOPICS.episodes, DEFAULT_OBSERVER_TOPICS.projectWork),
-            ]
-          : observed,
+      topics: prefixed(
+        'agent.tool-calls.v1',
+        'agent.lifecycle.v1',
+        DEFAULT_OBSERVER_TOPICS.episodes,
+        DEFAULT_OBSERVER_TOPICS.projectWork,
+      ),
     },
     {
       groupId: config.topicPrefix + DEFAULT_DISTILLER_GROUP,
-      topics:
-        mode === 'embedded'
-          ? prefixed(
-              'agent.prompts.v1',
-              'agent.tool-calls.v1',
-              'agent.lifecycle.v1',
-              'memory.episode-boundaries.v1',
-              'memory.episodes.v1',
-              DEFAULT_DISTILLER_TOPICS.narratives,
-              DEFAULT_DISTILLER_TOPICS.reflector,
-            )
-          : agentInputs,
+      topics: [
+        ...agentInputs,
+        ...prefixed(
+          'memory.episode-boundaries.v1',
+          'memory.episodes.v1',
+          DEFAULT_DISTILLER_TOPICS.narratives,
+          DEFAULT_DISTILLER_TOPICS.reflector,
+        ),
+      ],
+    },
+    {
+      groupId: config.topicPrefix + DEFAULT_INDEXER_GROUP_ID,
+      topics: prefixed('agent.prompts.v1', 'memory.episodes.v1', 'memory.memories.v1'),
     },
   ];
-  groups.push({
-    groupId: config.topicPrefix + DEFAULT_INDEXER_GROUP_ID,
-    // Embedded, every topic ends where its last record is: the indexer is waited for on the
-    // episodes and memories the other services wrote too, so a following recall sees them.
-    topics:
-      mode === 'embedded'
-        ? prefixed('agent.prompts.v1', 'memory.episodes.v1', 'memory.memories.v1')
-        : prefixed('agent.prompts.v1'),
-  });
-  return groups;
 }
 
 export const DEFAULT_DATA_DIR = join(homedir(), '.engram');
@@ -240,7 +231,7 @@ export function registerReplayCommand(program: Command): void {
             progress: cliProgress,
             ...(options.wait && {
               wait: {
-                groups: serviceGroups(config, options.distributed ? 'distributed' : 'embedded'),
+                groups: serviceGroups(config),
                 timeoutMs: (options.timeout ?? 300) * 1000,
               },
             }),

@@ -21,7 +21,7 @@ export async function settleEmbedded(
   try {
     for (let previous = ends(); ;) {
       const caughtUp = await waitForServices(target, {
-        groups: serviceGroups(config, 'embedded'),
+        groups: serviceGroups(config),
         timeoutMs: Math.max(0, deadline - Date.now()),
       });
       if (!caughtUp) throw new Error('the embedded services did not catch up in time');
