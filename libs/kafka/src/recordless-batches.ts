@@ -9,12 +9,12 @@ export interface RecordlessBatch {
 }
 
 /**
- * Calls `passed` whenever the consumer moves past fetched records that never reach eachBatch:
- * transaction markers, or the records of an aborted transaction. kafkajs resolves those itself but
- * commits them only with autoCommit. Our consumers commit by hand, after each batch's last record,
- * so without this their group's offset stays one short of the end of every topic written in
- * transactions, and whatever compares the two (a distiller trigger waiting for its inputs,
- * `engram replay --wait`) waits forever.
+ * Calls `passed` whenever the consumer moves past a fetch with no record for eachBatch: only
+ * transaction markers, or the records of an aborted transaction. kafkajs resolves such a fetch
+ * itself but commits it only with autoCommit. Our consumers commit by hand, each batch up to its
+ * end; without this, a fetch of a lone marker would leave their group short of the end of a topic
+ * written in transactions for good, and whatever compares the two (a distiller trigger waiting
+ * for its inputs, `engram replay --wait`) would wait forever.
  */
 export function onRecordlessBatches(
   consumer: Consumer,
