@@ -55,47 +55,36 @@ function recordedDay(run: string, copies = 1): RecordedSession[] {
 
 type Part = 'prompts' | 'toolCalls' | 'lifecycle' | 'boundaries';
 
+/**
+ * Publishes the parts of the sessions; with `inTransaction`, in one transaction, as the segmenter
+ * writes boundaries (each transaction ends with a commit marker on every partition it wrote).
+ */
 async function publish(
   kafka: Kafka,
   topics: DistillerTopics,
   sessions: readonly RecordedSession[],
   parts: readonly Part[] = ['prompts', 'toolCalls', 'boundaries', 'lifecycle'],
+  { inTransaction = false } = {},
 ): Promise<number> {
   const publisher = new EventPublisher(kafka, testRegistry());
+  const producer = inTransaction
+    ? kafka.producer(reliableProducerConfig({ transactionalId: uniqueName('txn') }))
+    : null;
   const codecs = distillerCodecs(topics);
-  await publisher.connect();
+  await Promise.all([publisher.connect(), producer?.connect()]);
   let count = 0;
   try {
+    const transaction = await producer?.transaction();
     for (const part of parts) {
       const events = sessions.flatMap((s) => s[part] as unknown[]);
-      await publisher.publish(codecs[part] as never, events as never[]);
+      await publisher.publish(codecs[part] as never, events as never[], transaction);
       count += events.length;
     }
+    await transaction?.commit();
   } finally {
-    await publisher.disconnect();
+    await Promise.all([publisher.disconnect(), producer?.disconnect()]);
   }
   return count;
-}
-
-/** Publishes one part of the sessions in one transaction, as the segmenter writes boundaries. */
-async function publishInTransaction(
-  kafka: Kafka,
-  topics: DistillerTopics,
-  sessions: readonly RecordedSession[],
-  part: Part,
-): Promise<number> {
-  const publisher = new EventPublisher(kafka, testRegistry());
-  const producer = kafka.producer(reliableProducerConfig({ transactionalId: uniqueName('txn') }));
-  await Promise.all([publisher.connect(), producer.connect()]);
-  try {
-    const events = sessions.flatMap((s) => s[part] as unknown[]);
-    const transaction = await producer.transaction();
-    await publisher.publish(distillerCodecs(topics)[part] as never, events as never[], transaction);
-    await transaction.commit();
-    return events.length;
-  } finally {
-    await Promise.all([publisher.disconnect(), producer.disconnect()]);
-  }
 }
 
 async function readMemories(topics: DistillerTopics, atLeast: number): Promise<Memory[]> {
@@ -288,7 +277,7 @@ describe('distiller service on real Kafka', () => {
     // commit markers after them are all on the log before the distiller reads a session's end,
     // which waits until the boundaries are consumed up to their end offset, past the marker.
     let published = await publish(kafka, txnTopics, sessions, ['prompts', 'toolCalls']);
-    published += await publishInTransaction(kafka, txnTopics, sessions, 'boundaries');
+    published += await publish(kafka, txnTopics, sessions, ['boundaries'], { inTransaction: true });
     published += await publish(kafka, txnTopics, sessions, ['lifecycle']);
     const runtime = await startDistiller(options(txnPrefix));
     try {

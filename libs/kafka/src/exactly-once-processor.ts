@@ -137,15 +137,10 @@ export class ExactlyOnceProcessor {
     hooks: Pick<ExactlyOnceStage<unknown>, 'onCommitted' | 'onAborted'> = {},
   ): Promise<void> {
     await this.inTurn(async () => {
-      const transaction = await this.requireProducer().transaction();
-      try {
-        await this.sendOutputs(transaction, await outputs());
-        await transaction.commit();
-      } catch (error) {
-        await transaction.abort().catch(() => undefined);
-        hooks.onAborted?.();
-        throw error;
-      }
+      await this.inTransaction(
+        async (transaction) => this.sendOutputs(transaction, await outputs()),
+        () => hooks.onAborted?.(),
+      );
       hooks.onCommitted?.();
     });
   }
@@ -167,19 +162,10 @@ export class ExactlyOnceProcessor {
         );
       },
     };
-    const commit = async () => {
-      const transaction = await this.requireProducer().transaction();
-      try {
-        await transaction.sendOffsets({
-          consumerGroupId: this.options.groupId,
-          topics: [{ topic, partitions: [{ partition, offset: nextOffset }] }],
-        });
-        await transaction.commit();
-      } catch (error) {
-        await transaction.abort().catch(() => undefined);
-        throw error;
-      }
-    };
+    const commit = () =>
+      this.inTransaction((transaction) =>
+        this.sendOffset(transaction, topic, partition, nextOffset),
+      );
     const attempt = await this.inTurn(() => this.retry(commit, hooks));
     if (attempt.kind === 'dead-letter') {
       this.logger.error(
@@ -308,21 +294,32 @@ export class ExactlyOnceProcessor {
     deadLetters: DeadLetterRecord[],
     lastOffset: string,
   ): Promise<void> {
-    const producer = this.requireProducer();
-    const transaction = await producer.transaction();
+    await this.inTransaction(
+      async (transaction) => {
+        const outputs = items.length > 0 ? await route.stage.transform(items) : [];
+        await this.sendOutputs(transaction, outputs);
+        for (const record of deadLetters) await this.deadLetters.write(record, transaction);
+        await this.sendOffset(transaction, batch.topic, batch.partition, next(lastOffset));
+      },
+      () => route.stage.onAborted?.(),
+    );
+    route.stage.onCommitted?.();
+    this.counters.transactions += 1;
+    this.counters.processed += items.length;
+    this.counters.deadLettered += deadLetters.length;
+  }
+
+  /**
+   * Runs `work` in a transaction and commits it. If anything fails once the transaction began, it
+   * is aborted and `onAborted` told before the error goes on.
+   */
+  private async inTransaction(
+    work: (transaction: Transaction) => Promise<void>,
+    onAborted?: () => void,
+  ): Promise<void> {
+    const transaction = await this.requireProducer().transaction();
     try {
-      const outputs = items.length > 0 ? await route.stage.transform(items) : [];
-      await this.sendOutputs(transaction, outputs);
-      for (const record of deadLetters) await this.deadLetters.write(record, transaction);
-      await transaction.sendOffsets({
-        consumerGroupId: this.options.groupId,
-        topics: [
-          {
-            topic: batch.topic,
-            partitions: [{ partition: batch.partition, offset: next(lastOffset) }],
-          },
-        ],
-      });
+      await work(transaction);
       await transaction.commit();
     } catch (error) {
       await transaction
@@ -330,13 +327,22 @@ export class ExactlyOnceProcessor {
         .catch((abortError: unknown) =>
           this.logger.error(`abort failed: ${errorMessage(abortError)}`),
         );
-      route.stage.onAborted?.();
+      onAborted?.();
       throw error;
     }
-    route.stage.onCommitted?.();
-    this.counters.transactions += 1;
-    this.counters.processed += items.length;
-    this.counters.deadLettered += deadLetters.length;
+  }
+
+  /** The group's position on one partition, committed with the transaction. */
+  private sendOffset(
+    transaction: Transaction,
+    topic: string,
+    partition: number,
+    offset: string,
+  ): Promise<void> {
+    return transaction.sendOffsets({
+      consumerGroupId: this.options.groupId,
+      topics: [{ topic, partitions: [{ partition, offset }] }],
+    });
   }
 
   private requireProducer(): Producer {
