@@ -5,7 +5,7 @@ import { Writable } from 'node:stream';
 import { Metadata, status, type ServiceError } from '@grpc/grpc-js';
 import { OnnxMiniLmEmbedder, type Embedder } from '@engram/ai';
 import type { Episode, Memory, PromptSubmitted } from '@engram/contracts';
-import { modelVector, observerSettings, type RecallRequestInput } from '@engram/core';
+import { modelVector, observerSettings, tenantTokens, type RecallRequestInput } from '@engram/core';
 import { SqliteObserverGraph } from '@engram/embedded';
 import {
   anyOfFilter,
@@ -298,10 +298,10 @@ describe('recall on real Elasticsearch (BM25 + kNN, fused and phase-weighted)', 
       embedder,
       indexPrefix: prefix,
       url: `127.0.0.1:${port}`,
-      tokens: new Map([
-        ['token-acme', [TENANT]],
-        ['token-globex', [OTHER_TENANT]],
-      ]),
+      tokens: tenantTokens({
+        'token-acme': { tenants: [TENANT], role: 'admin' },
+        'token-globex': { tenants: [OTHER_TENANT], role: 'admin' },
+      }),
       logger: false,
     });
     // The client the product ships (proto field names as any gRPC client sees them).

@@ -1,4 +1,4 @@
-import { loadConfig } from '@engram/config';
+import { grpcTokensOf, loadConfig } from '@engram/config';
 import { AvroRegistry, KafkaEventLog } from '@engram/kafka';
 import {
   Injectable,
@@ -31,6 +31,8 @@ export class DistillerService implements OnApplicationBootstrap, OnApplicationSh
 
   async onApplicationBootstrap(): Promise<void> {
     const config = loadConfig();
+    // Read first: a bad tokens file stops start-up before anything connects.
+    const tokens = grpcTokensOf(config);
     // Shared settings: the topic prefix, the servers, the retry policy, the partition count of
     // the co-partitioned inputs and the LLM endpoint (ENGRAM_LLM_*; without one it distils and
     // reflects extractively); its own: the review API's address and the reflection hour.
@@ -54,6 +56,7 @@ export class DistillerService implements OnApplicationBootstrap, OnApplicationSh
     this.review = await startReviewServer({
       desk: new ReviewDesk(this.reviewLog, distillerCodecs(topics)),
       url: config.distiller.reviewGrpcUrl,
+      tokens,
     });
     this.logger.log(`distiller running (group ${groupId}), review API on ${this.review.url}`);
   }

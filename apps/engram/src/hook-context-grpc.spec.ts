@@ -1,4 +1,5 @@
 import { resetConfigForTests } from '@engram/config';
+import { tenantTokens } from '@engram/core';
 import { BulkWriter } from '@engram/elasticsearch';
 import { SqliteRetrievalStore } from '@engram/embedded';
 import { Logger, type INestMicroservice } from '@nestjs/common';
@@ -64,7 +65,7 @@ beforeAll(async () => {
   stack = createEmbeddedRecallStack({ store, embedder: LEXICAL_ONLY_EMBEDDER });
   ({ app, url } = await serveRecallGrpc(stack, {
     url: `127.0.0.1:${await freePort()}`,
-    tokens: new Map([[TOKEN, [TENANT]]]),
+    tokens: tenantTokens({ [TOKEN]: { tenants: [TENANT], role: 'read' } }),
     logger: false,
   }));
 }, 60_000);

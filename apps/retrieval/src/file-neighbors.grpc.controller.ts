@@ -3,7 +3,6 @@ import {
   InvalidRecallRequestError,
   normaliseProjectPath,
   ProjectPathError,
-  resolveTenant,
   type CoAccessReader,
   type GraphCoAccessNeighbour,
   type TenantTokens,
@@ -11,6 +10,7 @@ import {
 import { Controller, Inject } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import { ImpactService, type ImpactAnswer } from './impact.service';
+import { requestTenant } from './grpc-tenancy';
 import { toRpcException } from './recall-errors';
 import { TENANT_TOKENS } from './recall.grpc.controller';
 import { scoredMemoryMessage } from './recall-rpcs-proto';
@@ -93,8 +93,7 @@ export class FileNeighborsGrpcController {
   @GrpcMethod('Recall', 'AnalyzeImpact')
   async analyzeImpact(request: AnalyzeImpactRequestMessage, metadata: Metadata) {
     try {
-      const authorization = metadata?.get('authorization')[0]?.toString();
-      const tenant = resolveTenant(this.tokens, authorization, request.scope?.tenantId);
+      const tenant = requestTenant(this.tokens, metadata, request.scope);
       const { tenantId, projectId, path } = fileNeighborsQuery(request, tenant);
       const answer = await this.impact.analyze({ tenantId, projectId }, path, request.maxDepth);
       return impactResponse(answer);
@@ -106,8 +105,7 @@ export class FileNeighborsGrpcController {
   @GrpcMethod('Recall', 'GetFileNeighbors')
   async getFileNeighbors(request: GetFileNeighborsRequestMessage, metadata: Metadata) {
     try {
-      const authorization = metadata?.get('authorization')[0]?.toString();
-      const tenant = resolveTenant(this.tokens, authorization, request.scope?.tenantId);
+      const tenant = requestTenant(this.tokens, metadata, request.scope);
       const query = fileNeighborsQuery(request, tenant);
       const neighbours = await this.reader.topCoAccessNeighbours(query);
       return { filePath: query.path, neighbors: neighbours.map(neighbourMessage) };

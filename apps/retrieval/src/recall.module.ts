@@ -1,5 +1,5 @@
 import { createEmbedder } from '@engram/ai';
-import { loadConfig } from '@engram/config';
+import { grpcTokensOf, loadConfig } from '@engram/config';
 import { observerSettings } from '@engram/core';
 import { AvroRegistry, createKafka, KafkaEventLog } from '@engram/kafka';
 import { createNeo4jDriver, Neo4jObserverGraphWriter } from '@engram/neo4j';
@@ -27,6 +27,8 @@ export class RecallServerService implements OnApplicationBootstrap, OnApplicatio
 
   async onApplicationBootstrap(): Promise<void> {
     const config = loadConfig();
+    // Read first: a bad tokens file stops start-up before anything connects.
+    const tokens = grpcTokensOf(config);
     // GetFileNeighbors reads the observer's graph on Neo4j.
     this.graph = createNeo4jDriver(config.neo4j);
     // Remember and Feedback publish on the contract topics (agent.lifecycle.v1,
@@ -42,6 +44,7 @@ export class RecallServerService implements OnApplicationBootstrap, OnApplicatio
       embedder: await createEmbedder(),
       indexPrefix: config.topicPrefix,
       url: config.recall.grpcUrl,
+      tokens,
       hyde: hydeClientOf(config.llm),
       neighbours: new Neo4jObserverGraphWriter(this.graph, observerSettings()),
     });

@@ -1,7 +1,12 @@
 import type { Client } from '@elastic/elasticsearch';
 import type { Embedder, LlmClient } from '@engram/ai';
 import { recallProtoPath } from '@engram/contracts';
-import { type CoAccessReader, type RankingConfig, type TenantTokens } from '@engram/core';
+import {
+  assertServable,
+  type CoAccessReader,
+  type RankingConfig,
+  type TenantTokens,
+} from '@engram/core';
 import {
   AccessCounterMirror,
   BulkWriter,
@@ -120,7 +125,10 @@ export class RecallGrpcModule {
 export interface RecallGrpcServerOptions {
   /** host:port to listen on (default DEFAULT_RECALL_GRPC_URL). */
   url?: string;
-  /** Bearer token → tenants; null or absent: requests name their tenant (trusted network). */
+  /**
+   * Bearer token → tenants and role (grpcTokensOf(config)); null or absent: no authentication,
+   * allowed on a loopback `url` only (start-up refuses any other address).
+   */
   tokens?: TenantTokens | null;
   /** The observer graph, to serve GetFileNeighbors (absent: that rpc is UNIMPLEMENTED). */
   neighbours?: CoAccessReader;
@@ -137,6 +145,7 @@ export async function serveRecallGrpc(
   options: RecallGrpcServerOptions,
 ): Promise<{ app: INestMicroservice; url: string }> {
   const url = options.url ?? DEFAULT_RECALL_GRPC_URL;
+  assertServable(url, options.tokens ?? null, 'engram.recall.v1');
   const app = await NestFactory.createMicroservice<MicroserviceOptions>(
     RecallGrpcModule.forStack(stack, options.tokens ?? null, options.neighbours),
     {

@@ -1,5 +1,5 @@
 import type { Metadata } from '@grpc/grpc-js';
-import type { TenantTokens } from '@engram/core';
+import { feedbackNeeds, rememberNeeds, type TenantTokens } from '@engram/core';
 import { Controller, Inject } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import { FeedbackService } from './feedback.service';
@@ -44,7 +44,9 @@ export class RememberGrpcController {
   @GrpcMethod('Recall', 'Remember')
   async remember(request: RememberRequestMessage, metadata: Metadata) {
     try {
-      const tenant = requestTenant(this.tokens, metadata, request.scope);
+      // A person's memory (userVerified at once) needs an admin token; an agent's note a write one.
+      const needs = rememberNeeds(request);
+      const tenant = requestTenant(this.tokens, metadata, request.scope, needs, 'Remember');
       return await this.service.remember(rememberInput(request, tenant));
     } catch (error) {
       throw toRpcException(error);
@@ -93,8 +95,11 @@ export class FeedbackGrpcController {
   @GrpcMethod('Recall', 'Feedback')
   async feedback(request: FeedbackRequestMessage, metadata: Metadata) {
     try {
-      const tenant = requestTenant(this.tokens, metadata, request.scope);
-      return await this.service.feedback(feedbackInput(request, tenant));
+      const input = feedbackInput(request, '');
+      const needs = feedbackNeeds(input);
+      const what = `Feedback ${input.action}${input.reason ? ` (${input.reason})` : ''}`;
+      const tenant = requestTenant(this.tokens, metadata, request.scope, needs, what);
+      return await this.service.feedback({ ...input, tenantId: tenant });
     } catch (error) {
       throw toRpcException(error);
     }

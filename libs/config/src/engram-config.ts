@@ -51,6 +51,8 @@ const envSchema = z.object({
     .regex(/^[\w.-]+:\d{1,5}$|^\[[\da-fA-F:]+\]:\d{1,5}$/, 'host:port')
     .default('127.0.0.1:50051'),
   ENGRAM_RECALL_TOKEN: z.string().trim().min(1).optional(),
+  ENGRAM_GRPC_TOKEN: z.string().trim().min(1).optional(),
+  ENGRAM_GRPC_TOKENS_FILE: z.string().trim().min(1).optional(),
   ENGRAM_REFLECTOR_HOUR_UTC: z.coerce.number().int().min(0).max(23).default(6),
   ENGRAM_LLM_BASE_URL: z.url().optional(),
   ENGRAM_LLM_MODEL: z.string().min(1).optional(),
@@ -88,9 +90,18 @@ export interface EngramConfig {
   recall: {
     /** host:port of `engram start --distributed`'s recall server. */
     grpcUrl: string;
-    /** Sent as `authorization: Bearer <token>` when the server maps tokens to tenants. */
+    /**
+     * Sent as `authorization: Bearer <token>` by the `engram` commands that call gRPC (the hook's
+     * context, `review --distributed`): ENGRAM_GRPC_TOKEN (ENGRAM_RECALL_TOKEN, its older name).
+     */
     token?: string;
   };
+  /**
+   * The servers' side: the tokens file (ENGRAM_GRPC_TOKENS_FILE) every gRPC server of Engram
+   * checks calls against (read it with grpcTokensOf); absent: no authentication, and the servers
+   * refuse to listen anywhere but on loopback.
+   */
+  grpc: { tokensFile?: string };
   /** An OpenAI-compatible chat endpoint (Ollama, vLLM, OpenAI); null: Engram runs without one. */
   llm: { baseUrl: string; model: string; apiKey?: string } | null;
 }
@@ -152,7 +163,11 @@ export function parseConfig(env: Record<string, string | undefined>): EngramConf
       reviewGrpcUrl: e.ENGRAM_REVIEW_GRPC_URL,
       reflectionHourUtc: e.ENGRAM_REFLECTOR_HOUR_UTC,
     },
-    recall: { grpcUrl: e.ENGRAM_RECALL_GRPC_URL, token: e.ENGRAM_RECALL_TOKEN },
+    recall: {
+      grpcUrl: e.ENGRAM_RECALL_GRPC_URL,
+      token: e.ENGRAM_GRPC_TOKEN ?? e.ENGRAM_RECALL_TOKEN,
+    },
+    grpc: { tokensFile: e.ENGRAM_GRPC_TOKENS_FILE },
     llm:
       e.ENGRAM_LLM_BASE_URL && e.ENGRAM_LLM_MODEL
         ? {

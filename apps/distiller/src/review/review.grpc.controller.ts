@@ -84,11 +84,13 @@ export class ReviewGrpcController {
     decision: Pick<DecisionRequest, 'action' | 'text' | 'reason'>,
   ): Promise<DecisionResponseMessage> {
     return this.answer(async () => {
+      // Deciding a proposal changes what every agent of the tenant is told: a person's call.
+      const tenantId = requestTenant(this.tokens, metadata, request.scope, 'admin', 'a decision');
       const proposalId = request.proposalId?.trim() ?? '';
       if (proposalId === '') throw new ReviewRequestError('invalid', 'proposal_id: required');
       const { proposal, changed } = await this.desk.decide({
         ...decision,
-        tenantId: this.tenantOf(request, metadata),
+        tenantId,
         proposalId,
         by: request.reviewer ?? null,
       });

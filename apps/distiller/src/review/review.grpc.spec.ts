@@ -2,6 +2,7 @@
 // tenant scoping by bearer token, like the recall API's.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { tenantTokens } from '@engram/core';
 import { join } from 'node:path';
 import { SqliteEventLog, SqliteEventLogAdapter } from '@engram/embedded';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -54,10 +55,12 @@ describe('the review API over gRPC', () => {
         clock: () => REFLECT_AT,
       }),
       url,
-      tokens: new Map([
-        ['t-acme', ['acme']],
-        ['t-both', ['acme', 'globex']],
-      ]),
+      tokens: tenantTokens({
+        't-acme': { tenants: ['acme'], role: 'admin' },
+        't-both': { tenants: ['acme', 'globex'], role: 'admin' },
+        't-acme-read': { tenants: ['acme'], role: 'read' },
+        't-acme-write': { tenants: ['acme'], role: 'write' },
+      }),
     });
     const deadline = Date.now() + 20_000;
     while (distiller.reflector.counters.proposals < 9 && Date.now() < deadline) {
@@ -121,10 +124,36 @@ describe('the review API over gRPC', () => {
     });
   });
 
+  it('should let read and write tokens list, and only admin tokens decide', async () => {
+    const decisions = (c: ReviewGrpcClient, tenantId = 'acme') => [
+      c.approve({ scope: { tenantId }, proposalId: 'p-20260217-004' }),
+      c.editAndApprove({ scope: { tenantId }, proposalId: 'p-20260217-004', text: 'x' }),
+      c.reject({ scope: { tenantId }, proposalId: 'p-20260217-004' }),
+    ];
+    for (const token of ['t-acme-read', 't-acme-write']) {
+      expect((await client(token).list({ scope: {} })).proposals.length).toBeGreaterThan(0);
+      for (const decision of decisions(client(token))) {
+        await expect(decision).rejects.toThrow(/a decision needs an admin token/);
+      }
+    }
+    for (const decision of [client().list({ scope: {} }), ...decisions(client())]) {
+      await expect(decision).rejects.toThrow(/Bearer token is required/);
+    }
+    for (const decision of [
+      client('nope-nope').list({ scope: {} }),
+      ...decisions(client('nope-nope')),
+    ]) {
+      await expect(decision).rejects.toThrow(/unknown token/);
+    }
+    for (const decision of decisions(client('t-acme'), 'globex')) {
+      await expect(decision).rejects.toThrow(/may not reach tenant "globex"/);
+    }
+  });
+
   it('should scope every call by the bearer token, like the recall API', async () => {
     await expect(client().list({ scope: {} })).rejects.toThrow(/Bearer token is required/);
     await expect(client('t-acme').list({ scope: { tenantId: 'globex' } })).rejects.toThrow(
-      /may not read tenant "globex"/,
+      /may not reach tenant "globex"/,
     );
     // A token for two tenants must name one; the other tenant has no proposals.
     await expect(client('t-both').list({ scope: {} })).rejects.toMatchObject({ code: 'invalid' });
@@ -132,5 +161,15 @@ describe('the review API over gRPC', () => {
     await expect(
       client('t-both').approve({ scope: { tenantId: 'globex' }, proposalId: 'p-20260217-001' }),
     ).rejects.toMatchObject({ code: 'not-found' });
+  });
+});
+
+describe('a review server without tokens', () => {
+  it('should refuse to listen on a non-loopback address, naming ENGRAM_GRPC_TOKENS_FILE', async () => {
+    await expect(
+      startReviewServer({ desk: {} as ReviewDesk, url: '0.0.0.0:50052', logger: false }),
+    ).rejects.toThrow(
+      /engram.review.v1 will not listen on 0.0.0.0:50052.*ENGRAM_GRPC_TOKENS_FILE/s,
+    );
   });
 });

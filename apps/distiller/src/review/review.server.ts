@@ -1,4 +1,4 @@
-import type { TenantTokens } from '@engram/core';
+import { assertServable, type TenantTokens } from '@engram/core';
 import {
   Logger,
   Module,
@@ -32,7 +32,10 @@ export interface ReviewServerOptions {
   desk: ReviewDesk;
   /** host:port (the distiller's setting, default 127.0.0.1:50052). */
   url: string;
-  /** Bearer token → tenants; null or absent: requests name their tenant (trusted network). */
+  /**
+   * Bearer token → tenants and role (grpcTokensOf(config)); null or absent: no authentication,
+   * allowed on a loopback `url` only (start-up refuses any other address).
+   */
   tokens?: TenantTokens | null;
   logger?: LogLevel[] | false;
 }
@@ -45,6 +48,7 @@ export interface ReviewServer {
 
 /** Serves engram.review.v1 (schemas/proto/engram/review/v1/review.proto) over gRPC. */
 export async function startReviewServer(options: ReviewServerOptions): Promise<ReviewServer> {
+  assertServable(options.url, options.tokens ?? null, 'engram.review.v1');
   const app = await NestFactory.createMicroservice<MicroserviceOptions>(
     ReviewGrpcModule.forDesk(options.desk, options.tokens ?? null),
     {

@@ -253,12 +253,18 @@ function withCommonOptions(command: Command): Command {
       '--url <host:port>',
       'distributed mode: the review API (default ENGRAM_REVIEW_GRPC_URL)',
     )
-    .option('--token <token>', 'distributed mode: a bearer token mapped to tenants');
+    .option(
+      '--token <token>',
+      'distributed mode: a bearer token mapped to tenants (default ENGRAM_GRPC_TOKEN; deciding needs an admin token)',
+    );
 }
 
 async function execute(action: ReviewAction, options: CommonOptions): Promise<void> {
   const backend = options.distributed
-    ? grpcReviewBackend(options.url ?? loadConfig().distiller.reviewGrpcUrl, options.token)
+    ? grpcReviewBackend(
+        options.url ?? loadConfig().distiller.reviewGrpcUrl,
+        options.token ?? loadConfig().recall.token,
+      )
     : embeddedReviewBackend(options.dataDir, {
         timeoutMs: Number(options.waitSeconds ?? 30) * 1000,
       });

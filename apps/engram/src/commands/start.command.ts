@@ -1,4 +1,5 @@
-import { loadConfig, type EngramConfig } from '@engram/config';
+import { grpcTokensOf, loadConfig, type EngramConfig } from '@engram/config';
+import { assertServable, type TenantTokens } from '@engram/core';
 import { SqliteEventLogAdapter } from '@engram/embedded';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
@@ -50,11 +51,14 @@ export function registerStartCommand(program: Command): void {
 }
 
 async function startEmbedded(config: EngramConfig, dataDir: string, grpcUrl: string) {
+  // Before anything starts: a bad tokens file, or an open server on the network, stops here.
+  const tokens = grpcTokensOf(config);
+  assertServable(grpcUrl, tokens, 'engram.recall.v1');
   mkdirSync(dataDir, { recursive: true });
   const services = await startEmbeddedServices({ config, dataDir });
   let grpc: EmbeddedGrpc;
   try {
-    grpc = await serveEmbeddedGrpc(config, dataDir, services, grpcUrl);
+    grpc = await serveEmbeddedGrpc(config, dataDir, services, grpcUrl, tokens);
   } catch (error) {
     await services.stop();
     console.error(`engram start: cannot serve the gRPC recall API on ${grpcUrl}: ${String(error)}`);
@@ -90,6 +94,7 @@ async function serveEmbeddedGrpc(
   dataDir: string,
   services: EmbeddedServices,
   url: string,
+  tokens: TenantTokens | null,
 ): Promise<EmbeddedGrpc> {
   const events = await embeddedHookPublisher(config, dataDir, REMEMBER_BUSY_TIMEOUT_MS);
   const stack = createEmbeddedRecallStack({
@@ -110,6 +115,7 @@ async function serveEmbeddedGrpc(
     // (A Nest app's logger levels are global: keep `log`, or the lines after it go silent.)
     const { app } = await serveRecallGrpc(stack, {
       url,
+      tokens,
       neighbours: services.graph,
       logger: ['log', 'warn', 'error'],
     });
@@ -130,6 +136,10 @@ async function serveEmbeddedGrpc(
 const REMEMBER_BUSY_TIMEOUT_MS = 5_000;
 
 async function startDistributed(config: EngramConfig, checkOnly: boolean): Promise<void> {
+  // Before the servers are checked: a bad tokens file, or an open server on the network.
+  const tokens = grpcTokensOf(config);
+  assertServable(config.recall.grpcUrl, tokens, 'engram.recall.v1');
+  assertServable(config.distiller.reviewGrpcUrl, tokens, 'engram.review.v1');
   const results = await checkServers(config);
   for (const r of results) {
     console.log(

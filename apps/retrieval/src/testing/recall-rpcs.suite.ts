@@ -1,6 +1,6 @@
 import { Metadata, status, type ServiceError } from '@grpc/grpc-js';
 import type { Typed } from '@engram/contracts';
-import { observerSettings } from '@engram/core';
+import { observerSettings, tenantTokens } from '@engram/core';
 import { SqliteObserverGraph } from '@engram/embedded';
 import {
   CONTRACT_FILES,
@@ -15,10 +15,10 @@ import { PROJECT, TENANT } from './records';
 // sees them), against a server with `rpcCorpus` indexed: the embedded SQLite server in the unit
 // tier, Elasticsearch in the integration tier. Test support only.
 
-export const RPC_TOKENS = new Map([
-  ['token-acme', [TENANT]],
-  ['token-globex', [OTHER_TENANT]],
-]);
+export const RPC_TOKENS = tenantTokens({
+  'token-acme': { tenants: [TENANT], role: 'admin' },
+  'token-globex': { tenants: [OTHER_TENANT], role: 'admin' },
+});
 
 export interface RecallRpcsFixture {
   /** host:port of a server with the corpus indexed, tokens RPC_TOKENS. */

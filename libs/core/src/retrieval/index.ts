@@ -41,5 +41,6 @@ export * from './rank-turns';
 export * from './recall-request';
 export * from './recall-merge';
 export * from './tenant-access';
+export * from './write-roles';
 export * from './idle-merge';
 export * from './bm25';
