@@ -113,6 +113,35 @@ export async function runSegment(options: SegmentRunOptions): Promise<SegmentRun
   return summary;
 }
 
+/**
+ * The mode of `engram segment` without `--mode`: hybrid, which won on the segmentation benchmark
+ * (test/bench/quality/segmentation.ts, issue #23); keyword when the model is not installed.
+ */
+export const DEFAULT_SEGMENT_MODE: SegmentationMode = 'hybrid';
+
+/**
+ * The mode and embedder a run uses. An explicit `--mode` is obeyed (hybrid without its model
+ * fails with the setup command); the default falls back to keyword mode when the embedder cannot
+ * be loaded, and says so on `errors`.
+ */
+export async function resolveSegmentMode(
+  requested: SegmentationMode | undefined,
+  embedderFor: (mode: SegmentationMode) => Promise<EmbedBatch | undefined>,
+  errors: Writable,
+): Promise<{ mode: SegmentationMode; embed: EmbedBatch | undefined }> {
+  if (requested !== undefined) return { mode: requested, embed: await embedderFor(requested) };
+  try {
+    return { mode: DEFAULT_SEGMENT_MODE, embed: await embedderFor(DEFAULT_SEGMENT_MODE) };
+  } catch (error) {
+    const reason = (error instanceof Error ? error.message : String(error)).split('\n')[0];
+    errors.write(
+      `engram segment: ${DEFAULT_SEGMENT_MODE} mode needs the embedding model (${reason}); ` +
+        `using keyword mode. Install it with \`npm run models:setup\`, or pass --mode keyword.\n`,
+    );
+    return { mode: 'keyword', embed: undefined };
+  }
+}
+
 export function registerSegmentCommand(
   program: Command,
   embedderFor: (mode: SegmentationMode) => Promise<EmbedBatch | undefined>,
@@ -123,44 +152,60 @@ export function registerSegmentCommand(
       'segment PromptSubmitted JSON lines (stdin) into episodes; one decision JSON line per prompt (stdout)',
     )
     .addOption(
-      new Option('--mode <mode>', 'boundary similarity: keywords only, or keywords + embeddings')
-        .choices(['keyword', 'hybrid'])
-        .default('keyword'),
+      new Option(
+        '--mode <mode>',
+        'boundary similarity: keywords only, or keywords + embeddings (default hybrid; keyword when the model is missing)',
+      ).choices(['keyword', 'hybrid']),
     )
-    .option('--threshold <n>', 'boundary threshold on the similarity (default 0.3)', parseFloat)
+    .option(
+      '--threshold <n>',
+      'boundary threshold on the similarity (default: keyword 0.3, hybrid 0.15)',
+      parseFloat,
+    )
     .option(
       '--min-keywords <n>',
-      'prompts with fewer intent keywords continue the episode (default 4)',
+      'prompts with fewer intent keywords continue the episode (default: keyword 4, hybrid 5)',
       (v) => Number.parseInt(v, 10),
     )
     .option(
       '--embedding-weight <w>',
-      'hybrid: weight of the embedding cosine against keyword Jaccard (default 0.5)',
+      'hybrid: weight of the embedding cosine against keyword Jaccard (default 0.8)',
       parseFloat,
+    )
+    .option(
+      '--window <n>',
+      "hybrid: compare with the mean of the episode's last N prompts (default 2; 0 = whole episode)",
+      (v) => Number.parseInt(v, 10),
     )
     .action(
       async (options: {
-        mode: SegmentationMode;
+        mode?: SegmentationMode;
         threshold?: number;
         minKeywords?: number;
         embeddingWeight?: number;
+        window?: number;
       }) => {
         const overrides: Partial<SegmenterSettings> = {};
         if (options.threshold !== undefined) {
           overrides.boundaryThreshold = options.threshold;
           overrides.hybridThreshold = options.threshold;
         }
-        if (options.minKeywords !== undefined) overrides.minIntentKeywords = options.minKeywords;
+        if (options.minKeywords !== undefined) {
+          overrides.minIntentKeywords = options.minKeywords;
+          overrides.hybridMinIntentKeywords = options.minKeywords;
+        }
         if (options.embeddingWeight !== undefined) {
           overrides.hybridEmbeddingWeight = options.embeddingWeight;
         }
+        if (options.window !== undefined) overrides.hybridWindow = options.window;
+        const { mode, embed } = await resolveSegmentMode(options.mode, embedderFor, process.stderr);
         const summary = await runSegment({
-          mode: options.mode,
+          mode,
           overrides,
           input: process.stdin,
           output: process.stdout,
           errors: process.stderr,
-          embed: await embedderFor(options.mode),
+          embed,
         });
         if (summary.rejected > 0) {
           process.stderr.write(

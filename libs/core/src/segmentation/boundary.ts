@@ -5,7 +5,10 @@ import { embeddingCosine } from './topic-similarity';
 /** What the open episode knows of its intent: the keyword bag and, in hybrid mode, a centroid. */
 export interface EpisodeIntent {
   bag: readonly string[];
-  /** Mean of the episode's prompt embeddings (not normalised); null in keyword mode. */
+  /**
+   * What the prompt's embedding is compared with: the sum (direction of the mean) of the
+   * episode's prompt embeddings, or of its last `hybridWindow` ones; null in keyword mode.
+   */
   centroid: readonly number[] | null;
 }
 
@@ -40,7 +43,8 @@ export interface BoundaryVerdict {
 /**
  * Seed 000's boundary decision for one user prompt against its open episode:
  * 1. fewer than `tersePromptWords` words → continuation, unless after a gap longer than the timeout;
- * 2. fewer than `minIntentKeywords` keywords → continuation, with the same exception;
+ * 2. fewer than `minIntentKeywords` (hybrid: `hybridMinIntentKeywords`) keywords → continuation,
+ *    with the same exception;
  * 3. otherwise similarity (Jaccard with the bag; hybrid blends in the embedding cosine with the
  *    centroid) below the gap-adjusted threshold → boundary.
  */
@@ -55,7 +59,9 @@ export function decideBoundary(
     return { boundary: false, keywords: [], rule: 'terse', similarity: null, threshold: null };
   }
   const keywords = prompt.keywords ?? intentKeywords(prompt.text);
-  if (!afterLongGap && keywords.length < settings.minIntentKeywords) {
+  const minKeywords =
+    settings.mode === 'hybrid' ? settings.hybridMinIntentKeywords : settings.minIntentKeywords;
+  if (!afterLongGap && keywords.length < minKeywords) {
     return continuation(keywords, 'low_signal');
   }
   if (episode.bag.length === 0 && !afterLongGap) return continuation(keywords, 'seeds_bag');

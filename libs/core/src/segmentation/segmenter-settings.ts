@@ -34,6 +34,18 @@ export interface SegmenterSettings {
   hybridEmbeddingWeight: number;
   /** hybrid mode's boundary threshold on the blended similarity. */
   hybridThreshold: number;
+  /**
+   * hybrid mode: the prompt's embedding is compared with the mean of the episode's last
+   * `hybridWindow` prompt embeddings (what the conversation is about now), not with the mean of
+   * the whole episode, which drifts towards the generic as it grows. 0: the whole-episode mean
+   * (hybrid before issue #23).
+   */
+  hybridWindow: number;
+  /**
+   * hybrid mode's `minIntentKeywords`: embeddings are meaningful for short prompts where a
+   * keyword bag is not, so hybrid compares prompts with fewer keywords than keyword mode does.
+   */
+  hybridMinIntentKeywords: number;
   /** Chaining (seed 003): parent candidates closed within this window … */
   chainWindowMs: number;
   /** … whose topic similarity exceeds this. */
@@ -57,8 +69,13 @@ export const DEFAULT_SEGMENTER_SETTINGS: Readonly<SegmenterSettings> = Object.fr
   inactivityTimeoutMinutes: 30,
   inactivityTimeoutByChannel: {},
   inactivityTimeoutByTenant: {},
-  hybridEmbeddingWeight: 0.5,
-  hybridThreshold: 0.3,
+  // hybrid: tuned on tiage/train, the SGD tuning files and the synthetic coding sessions
+  // (test/bench/quality/segmentation.ts; issue #23). Before: weight 0.5, threshold 0.3, whole
+  // episode, 4 keywords, which split about twice as often as the gold labels.
+  hybridEmbeddingWeight: 0.8,
+  hybridThreshold: 0.15,
+  hybridWindow: 2,
+  hybridMinIntentKeywords: 5,
   chainWindowMs: 48 * HOUR,
   chainMinSimilarity: 0.85,
   maxPromptChars: 100_000,

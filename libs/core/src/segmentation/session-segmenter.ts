@@ -44,6 +44,11 @@ export interface OpenEpisode {
   /** Sum of the prompt embeddings (hybrid mode) and how many were added. */
   centroidSum: number[] | null;
   centroidCount: number;
+  /**
+   * The last `hybridWindow` prompt embeddings, oldest first (hybrid mode with a window; absent in
+   * states written before the window existed, which then compare with the whole centroid).
+   */
+  recentEmbeddings?: number[][];
   userPromptCount: number;
   /** The first non-terse user prompt: the episode's stated intent. */
   intent: string | null;
@@ -391,7 +396,7 @@ function continueOrSplit(
   }
   const embedding = context.embedding ?? null;
   const verdict = decideBoundary(
-    { bag: episode.bag, centroid: episode.centroidSum },
+    { bag: episode.bag, centroid: comparedEmbedding(episode, settings) },
     {
       text: prompt.text,
       gapMs: prompt.timestamp - state.thread!.lastActivityAt,
@@ -428,7 +433,13 @@ function continueOrSplit(
       verdict.threshold,
     );
   }
-  addPrompt(episode, prompt, verdict.keywords, verdict.rule === 'terse' ? null : embedding);
+  addPrompt(
+    episode,
+    prompt,
+    verdict.keywords,
+    verdict.rule === 'terse' ? null : embedding,
+    settings.hybridWindow,
+  );
   return {
     eventId: prompt.eventId,
     sessionId: prompt.sessionId,
@@ -443,11 +454,29 @@ function continueOrSplit(
   };
 }
 
+/**
+ * What a prompt's embedding is compared with: the sum of the episode's last `hybridWindow`
+ * embeddings (the direction of their mean; cosine ignores the length) or of all of them.
+ */
+export function comparedEmbedding(
+  episode: Pick<OpenEpisode, 'centroidSum' | 'recentEmbeddings'>,
+  settings: Pick<SegmenterSettings, 'hybridWindow'>,
+): readonly number[] | null {
+  const recent = episode.recentEmbeddings;
+  if (settings.hybridWindow <= 0 || !recent || recent.length === 0) return episode.centroidSum;
+  const window = recent.slice(-settings.hybridWindow);
+  if (window.length === 1) return window[0];
+  const sum = new Array<number>(window[0].length).fill(0);
+  for (const vector of window) for (let i = 0; i < sum.length; i += 1) sum[i] += vector[i] ?? 0;
+  return sum;
+}
+
 function addPrompt(
   episode: OpenEpisode,
   prompt: SegmenterPrompt,
   keywords: readonly string[],
   embedding: readonly number[] | null,
+  window: number,
 ): void {
   episode.userPromptCount += 1;
   episode.lastPromptId = prompt.promptId;
@@ -462,6 +491,12 @@ function addPrompt(
       ? episode.centroidSum.map((value, i) => value + (embedding[i] ?? 0))
       : [...embedding];
     episode.centroidCount += 1;
+    if (window > 0) {
+      const recent = episode.recentEmbeddings ?? [];
+      recent.push([...embedding]);
+      if (recent.length > window) recent.splice(0, recent.length - window);
+      episode.recentEmbeddings = recent;
+    }
   }
 }
 
@@ -498,6 +533,7 @@ function openEpisode(
     bag: keywords.slice(),
     centroidSum: embedding ? [...embedding] : null,
     centroidCount: embedding ? 1 : 0,
+    ...(embedding && context.settings.hybridWindow > 0 && { recentEmbeddings: [[...embedding]] }),
     userPromptCount: 1,
     intent: keywords.length > 0 ? prompt.text : null,
     parentEpisodeId,
