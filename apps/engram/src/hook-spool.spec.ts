@@ -1,17 +1,10 @@
 import type { Typed } from '@engram/contracts';
 import { newHookSessionState } from '@engram/core';
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  utimesSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import BetterSqlite3 from 'better-sqlite3';
 import { HookSessionStore, HookSpool, parseSpoolLines } from './hook-spool';
 
 function prompt(n: number): Typed {
@@ -151,22 +144,54 @@ describe('HookSessionStore', () => {
     expect(store.pathOf('abc-123')).toMatch(/abc-123\.json$/);
   });
 
-  it('should wait a bounded time for a held lock, then update and say so', () => {
-    const store = new HookSessionStore(dir, { lockWaitMs: 20, staleLockMs: 60_000 });
-    mkdirSync(store.dir, { recursive: true });
-    writeFileSync(`${store.pathOf('s')}.lock`, 'held');
-    const { warning } = store.update('s', (state) => ({ state, value: null }));
-    expect(warning).toContain('locked');
+  it('should never update without the lock: a lock held past the wait stores nothing', () => {
+    // Issue 19 finding 3: the old lock file was waited for 150 ms, then the state was "updated
+    // without the lock", so two parallel tool calls got the same stepIndex and eventId.
+    const store = new HookSessionStore(dir, { lockWaitMs: 20 });
+    store.update('s', (state) => ({ state: { ...state, stepCount: 7 }, value: null }));
+    const holder = new BetterSqlite3(join(store.dir, '.lock.db'));
+    holder.exec('BEGIN IMMEDIATE');
+    try {
+      const { value, warning } = store.update('s', (state, locked) => ({
+        state: { ...state, stepCount: state.stepCount + 1 },
+        value: { locked, step: state.stepCount + 1 },
+      }));
+      expect(value).toEqual({ locked: false, step: 8 });
+      expect(warning).toContain('stayed locked');
+      expect(store.read('s').stepCount).toBe(7);
+    } finally {
+      holder.exec('COMMIT');
+      holder.close();
+    }
+    expect(store.update('s', (state, locked) => ({ state, value: locked }))).toEqual({
+      value: true,
+      warning: null,
+    });
   });
 
-  it('should break a stale session lock', () => {
-    const store = new HookSessionStore(dir, { lockWaitMs: 20, staleLockMs: 1_000 });
-    mkdirSync(store.dir, { recursive: true });
-    const lock = `${store.pathOf('s')}.lock`;
-    writeFileSync(lock, 'held');
-    const old = new Date(Date.now() - 60_000);
-    utimesSync(lock, old, old);
-    expect(store.update('s', (state) => ({ state, value: 1 })).warning).toBeNull();
+  it('should keep the counters in a fallback dir when the data dir is a file, then merge back', () => {
+    const file = join(dir, 'not-a-dir');
+    writeFileSync(file, 'x');
+    const fallback = join(dir, 'fallback');
+    const store = new HookSessionStore(join(file, 'spool'), { fallbackSpoolDirs: [fallback] });
+    const bump = () =>
+      store.update('s', (state) => ({
+        state: { ...state, stepCount: state.stepCount + 1 },
+        value: state.stepCount + 1,
+      }));
+    const first = bump();
+    expect(first.value).toBe(1);
+    expect(first.warning).toContain(`session state kept in ${join(fallback, 'sessions')}`);
+    expect(bump().value).toBe(2);
+    // The data dir works again: its store continues from the fallback's counters.
+    const healed = new HookSessionStore(join(dir, 'spool'), { fallbackSpoolDirs: [fallback] });
+    expect(
+      healed.update('s', (state) => ({
+        state: { ...state, stepCount: state.stepCount + 1 },
+        value: state.stepCount + 1,
+      })),
+    ).toEqual({ value: 3, warning: null });
+    expect(existsSync(join(fallback, 'sessions', 's.json'))).toBe(false);
   });
 
   it('should prune old sessions only', () => {

@@ -1,5 +1,12 @@
 import type { Typed } from '@engram/contracts';
-import { errorMessage, parseHookSessionState, uuidV5, type HookSessionState } from '@engram/core';
+import {
+  errorMessage,
+  mergeHookSessionStates,
+  newHookSessionState,
+  parseHookSessionState,
+  uuidV5,
+  type HookSessionState,
+} from '@engram/core';
 import {
   closeSync,
   existsSync,
@@ -13,7 +20,8 @@ import {
   unlinkSync,
   writeSync,
 } from 'node:fs';
-import { join } from 'node:path';
+import { homedir, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 
 // The local files of `engram hook` (docs/claude-code-hooks.md), under `<data-dir>/spool/`:
 //   pending.jsonl    events that could not be published, one JSON line each, appended atomically
@@ -21,7 +29,7 @@ import { join } from 'node:path';
 //   rejected.jsonl   spooled lines that are not events any more (kept, never dropped silently)
 //   .drain.lock      held while one process drains (stale after DEFAULT_STALE_LOCK_MS)
 //   sessions/<id>.json      the per-session counters (promptId, stepIndex, …)
-//   sessions/<id>.json.lock held while one hook process updates them
+//   sessions/.lock.db       the lock every counter update holds (a SQLite IMMEDIATE transaction)
 // Every file operation here is synchronous on purpose: a hook that runs out of time spools and
 // exits at once, and a synchronous append cannot be cut in half by that exit.
 
@@ -63,7 +71,7 @@ export class HookSpool {
    */
   append(events: readonly Typed[]): void {
     if (events.length === 0) return;
-    mkdirSync(this.dir, { recursive: true });
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     appendDurably(this.pendingPath, events.map((event) => `${JSON.stringify(event)}\n`).join(''));
   }
 
@@ -134,7 +142,7 @@ export class HookSpool {
   }
 
   private tryLock(): boolean {
-    mkdirSync(this.dir, { recursive: true });
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
     if (createLockFile(this.lockPath)) {
       this.lockHeld = true;
       return true;
@@ -187,66 +195,122 @@ export function parseSpoolLines(content: string): { events: Typed[]; bad: string
 
 /**
  * The per-session counters of the hook (HookSessionState), one small JSON file per session in
- * `<spool>/sessions/`. `update` is a read-modify-write under a lock file, so two hooks of one
- * session running at once (parallel tool calls) never hand out the same promptId or stepIndex.
+ * `<spool>/sessions/`. `update` is a read-modify-write under a real lock — an IMMEDIATE
+ * transaction on the SQLite file `sessions/.lock.db`, i.e. the kernel's record lock: it is held
+ * by one process at a time, waited for at most `lockWaitMs` (busy_timeout), and released by the
+ * kernel if its holder dies, so there is no stale lock to break and no way for two hooks of one
+ * session running at once (parallel tool calls) to be handed the same promptId or stepIndex.
+ *
+ * If the lock cannot be had within the wait (a machine too loaded to run one 5 ms update in
+ * 5 s), the state is NOT written: `change` runs on the stored state with `locked: false`, and the
+ * caller makes ids that cannot collide (mapClaudeCodeHook's `idSalt`); a warning says so.
+ *
+ * When the data dir cannot hold the state (unwritable, a file, disk full), the first usable
+ * `fallbackSpoolDirs` entry holds it instead (seeded from the data dir's copy when readable), and
+ * a warning says so; once the data dir works again, the larger counters of both are kept.
  */
 export class HookSessionStore {
   readonly dir: string;
+  private readonly fallbackDirs: string[];
 
   constructor(
     spoolDir: string,
-    private readonly options: { lockWaitMs?: number; staleLockMs?: number } = {},
+    private readonly options: { lockWaitMs?: number; fallbackSpoolDirs?: readonly string[] } = {},
   ) {
     this.dir = join(spoolDir, 'sessions');
+    this.fallbackDirs = (options.fallbackSpoolDirs ?? []).map((dir) => join(dir, 'sessions'));
   }
 
-  pathOf(sessionId: string): string {
+  pathOf(sessionId: string, dir = this.dir): string {
     const safe = /^[A-Za-z0-9_-]{1,100}$/.test(sessionId) ? sessionId : uuidV5(sessionId);
-    return join(this.dir, `${safe}.json`);
+    return join(dir, `${safe}.json`);
   }
 
   read(sessionId: string): HookSessionState {
-    const path = this.pathOf(sessionId);
-    return parseHookSessionState(existsSync(path) ? readFileSync(path, 'utf8') : null);
+    return readState(this.pathOf(sessionId));
   }
 
   /**
-   * Runs `change` on the session's state and stores what it returns (atomically: temp + rename).
-   * The lock is waited for at most `lockWaitMs` (default 150); a lock older than `staleLockMs`
-   * (default 2 s) is broken. If it still cannot be had, the update runs unlocked and says so in
-   * `warning`: counting on is better than blocking the agent.
+   * Runs `change` on the session's state and stores what it returns (atomically: temp + rename),
+   * under the lock. `locked` is false only when the lock could not be had in time: then nothing
+   * is stored (see the class comment).
    */
   update<T>(
     sessionId: string,
-    change: (state: HookSessionState) => { state: HookSessionState; value: T },
+    change: (state: HookSessionState, locked: boolean) => { state: HookSessionState; value: T },
   ): { value: T; warning: string | null } {
-    mkdirSync(this.dir, { recursive: true });
-    const path = this.pathOf(sessionId);
-    const lock = `${path}.lock`;
-    const locked = acquireLock(
-      lock,
-      this.options.lockWaitMs ?? 150,
-      this.options.staleLockMs ?? 2_000,
-    );
+    let primaryError: unknown;
     try {
-      const current = parseHookSessionState(existsSync(path) ? readFileSync(path, 'utf8') : null);
-      const { state, value } = change(current);
-      const temporary = `${path}.${process.pid}.tmp`;
-      writeDurably(temporary, JSON.stringify(state));
-      renameSync(temporary, path);
-      return {
-        value,
-        warning: locked ? null : `session state ${path} was locked; updated without the lock`,
-      };
-    } finally {
-      if (locked) {
-        try {
-          unlinkSync(lock);
-        } catch {
-          // Broken as stale by another process.
-        }
+      return this.updateIn(this.dir, sessionId, change, null);
+    } catch (error) {
+      if (error instanceof SessionLockTimeout) return this.unlocked(sessionId, change, error);
+      primaryError = error;
+    }
+    for (const dir of this.fallbackDirs) {
+      try {
+        const done = this.updateIn(dir, sessionId, change, this.pathOf(sessionId));
+        const note =
+          `session state kept in ${dir}: ${this.dir} is not usable ` +
+          `(${errorMessage(primaryError)})`;
+        return { value: done.value, warning: done.warning ? `${note}; ${done.warning}` : note };
+      } catch (error) {
+        if (error instanceof SessionLockTimeout) return this.unlocked(sessionId, change, error);
       }
     }
+    throw primaryError;
+  }
+
+  private updateIn<T>(
+    dir: string,
+    sessionId: string,
+    change: (state: HookSessionState, locked: boolean) => { state: HookSessionState; value: T },
+    /** In a fallback dir: the data dir's copy, to start from when this dir has none. */
+    seedFrom: string | null,
+  ): { value: T; warning: string | null } {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const path = this.pathOf(sessionId, dir);
+    const lock = openLockDb(join(dir, '.lock.db'), this.options.lockWaitMs ?? 5_000);
+    try {
+      try {
+        lock.exec('BEGIN IMMEDIATE');
+      } catch (error) {
+        if ((error as { code?: string }).code === 'SQLITE_BUSY') {
+          throw new SessionLockTimeout(path, this.options.lockWaitMs ?? 5_000);
+        }
+        throw error;
+      }
+      try {
+        let current = existsSync(path)
+          ? readState(path)
+          : seedFrom
+            ? readState(seedFrom)
+            : newHookSessionState();
+        // Back from a fallback: keep the larger counters, so no counter-based id is given twice.
+        const moved = seedFrom
+          ? []
+          : this.fallbackDirs.map((other) => this.pathOf(sessionId, other)).filter(existsSync);
+        for (const other of moved) current = mergeHookSessionStates(current, readState(other));
+        const { state, value } = change(current, true);
+        const temporary = `${path}.${process.pid}.tmp`;
+        writeDurably(temporary, JSON.stringify(state));
+        renameSync(temporary, path);
+        for (const other of moved) unlinkQuietly(other);
+        return { value, warning: null };
+      } finally {
+        lock.exec('COMMIT');
+      }
+    } finally {
+      lock.close();
+    }
+  }
+
+  private unlocked<T>(
+    sessionId: string,
+    change: (state: HookSessionState, locked: boolean) => { state: HookSessionState; value: T },
+    timeout: SessionLockTimeout,
+  ): { value: T; warning: string } {
+    const { value } = change(this.read(sessionId), false);
+    return { value, warning: `${timeout.message}; counters not updated, ids made unique instead` };
   }
 
   /** Removes the state of sessions untouched for `maxAgeMs` (run at SessionStart). */
@@ -272,6 +336,55 @@ export class HookSessionStore {
     }
     return removed;
   }
+}
+
+/** The session lock was not had within its wait. */
+export class SessionLockTimeout extends Error {
+  constructor(path: string, waitMs: number) {
+    super(`session state ${path} stayed locked for ${waitMs} ms`);
+  }
+}
+
+type LockDb = { exec(sql: string): unknown; close(): unknown };
+
+/** better-sqlite3, loaded on first use (the hook pays for it only when it counts). */
+let sqlite: (new (path: string, options: { timeout: number }) => LockDb) | null = null;
+
+function openLockDb(path: string, waitMs: number): LockDb {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  sqlite ??= require('better-sqlite3') as typeof sqlite;
+  return new sqlite!(path, { timeout: waitMs });
+}
+
+function readState(path: string): HookSessionState {
+  try {
+    return parseHookSessionState(readFileSync(path, 'utf8'));
+  } catch {
+    return parseHookSessionState(null);
+  }
+}
+
+function unlinkQuietly(path: string): void {
+  try {
+    unlinkSync(path);
+  } catch {
+    // Already gone.
+  }
+}
+
+/**
+ * Where the hook keeps events and session counters when `<data-dir>/spool` cannot hold them
+ * (unwritable, a file, disk full), in order of preference: `~/.local/state/engram/spool/<key>`,
+ * then `<tmpdir>/engram-<uid>/spool/<key>`, `<key>` naming the data dir (so two data dirs never
+ * mix). Created 0700. The hook drains them into the data dir's log once it works again.
+ */
+export function fallbackSpoolDirs(dataDir: string): string[] {
+  const key = uuidV5(`engram-spool:${resolve(dataDir)}`).slice(0, 13);
+  const uid = typeof process.getuid === 'function' ? process.getuid() : 'user';
+  return [
+    join(homedir(), '.local', 'state', 'engram', 'spool', key),
+    join(tmpdir(), `engram-${uid}`, 'spool', key),
+  ];
 }
 
 function linesOf(content: string): string[] {
@@ -323,25 +436,5 @@ function isStale(path: string, staleMs: number): boolean {
     return Date.now() - statSync(path).mtimeMs > staleMs;
   } catch {
     return true;
-  }
-}
-
-const sleeper = new Int32Array(new SharedArrayBuffer(4));
-
-/** Spins on a lock file, sleeping 5 ms between tries, for at most `waitMs`. */
-function acquireLock(path: string, waitMs: number, staleMs: number): boolean {
-  const deadline = Date.now() + waitMs;
-  for (;;) {
-    if (createLockFile(path)) return true;
-    if (isStale(path, staleMs)) {
-      try {
-        unlinkSync(path);
-      } catch {
-        // Someone else broke it first.
-      }
-      continue;
-    }
-    if (Date.now() >= deadline) return false;
-    Atomics.wait(sleeper, 0, 0, 5);
   }
 }

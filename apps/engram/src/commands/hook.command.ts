@@ -25,7 +25,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
-import { HookSessionStore, HookSpool, type PublishEvents } from '../hook-spool';
+import { fallbackSpoolDirs, HookSessionStore, HookSpool, type PublishEvents } from '../hook-spool';
 
 // `engram hook` (issue #7, docs/claude-code-hooks.md): one Claude Code hook event on stdin →
 // the Engram events on the log, fail-open within a hard time budget, with a local spool for what
@@ -45,6 +45,8 @@ export const DEFAULT_FLUSH_BUDGET_MS = 60_000;
  * deadline of BuildContext / InjectForFile on the running recall server.
  */
 export const DEFAULT_CONTEXT_BUDGET_MS = 1_500;
+/** The longest wait for stdin's end (Claude Code closes it right after writing the payload). */
+export const STDIN_WAIT_MS = 5_000;
 /** Session counter files untouched this long are removed at a SessionStart. */
 export const SESSION_STATE_MAX_AGE_MS = 30 * 24 * 60 * 60 * 1000;
 /** `engram bootstrap`'s default tenant (DEFAULT_BOOTSTRAP_TENANT), so both meet without flags. */
@@ -88,6 +90,11 @@ export interface HookRun {
    */
   contextBudgetMs?: number;
   spool: HookSpool;
+  /**
+   * Where events go when `spool` cannot take them (the data dir is unwritable, a file, or the
+   * disk is full), in order; drained like `spool` once the log can be reached.
+   */
+  fallbackSpools?: readonly HookSpool[];
   sessions: HookSessionStore;
   /** Tenant, project, root and git facts for the payload's cwd. */
   project(cwd: string | undefined): HookProject;
@@ -164,8 +171,10 @@ export async function runHook(run: HookRun): Promise<HookOutcome> {
     const payload = parseClaudeCodeHookPayload(run.input);
     outcome.hookEventName = payload.hook_event_name;
     const project = run.project(payload.cwd);
-    const { value, warning } = run.sessions.update(payload.session_id, (previous) => {
-      const mapping = mapClaudeCodeHook(payload, previous, project, now());
+    const { value, warning } = run.sessions.update(payload.session_id, (previous, locked) => {
+      // Not under the lock: nothing is stored, and counter-based ids are made unique.
+      const idSalt = locked ? undefined : `${process.pid}:${Date.now()}:${Math.random()}`;
+      const mapping = mapClaudeCodeHook(payload, previous, project, now(), { idSalt });
       return { state: mapping.state, value: mapping };
     });
     if (warning) outcome.messages.push(warning);
@@ -208,7 +217,11 @@ async function deliver(
   deadline: number,
   outcome: HookOutcome,
 ): Promise<void> {
-  const spoolWaiting = !run.spool.isEmpty();
+  const fallbacks = run.fallbackSpools ?? [];
+  // The fallbacks first: they hold what arrived while the data dir was unusable.
+  const spools = [...fallbacks, run.spool];
+  const waitingSpools = spools.filter((spool) => !spool.isEmpty());
+  const spoolWaiting = waitingSpools.length > 0;
   if (events.length === 0 && !spoolWaiting) return;
   let publisher: HookPublisher | null = null;
   let sent = false;
@@ -217,17 +230,20 @@ async function deliver(
     if (!opened.ok) return fail(opened);
     publisher = opened.value;
     const open = publisher;
-    if (spoolWaiting) {
-      const drained = await within(() => run.spool.drain(open.publish), deadline);
+    for (const waiting of waitingSpools) {
+      const drained = await within(() => waiting.drain(open.publish), deadline);
       if (!drained.ok) return fail(drained);
-      outcome.drained = drained.value.published;
+      outcome.drained += drained.value.published;
       if (drained.value.rejected > 0) {
         outcome.messages.push(
-          `engram hook: ${drained.value.rejected} unreadable spool line(s) moved to ${run.spool.rejectedPath}`,
+          `engram hook: ${drained.value.rejected} unreadable spool line(s) moved to ${waiting.rejectedPath}`,
         );
       }
       // Another process is draining: publishing now would overtake its older events.
-      if (drained.value.status === 'busy' || !run.spool.isEmpty()) return spool();
+      if (drained.value.status === 'busy' || !waiting.isEmpty()) {
+        spool();
+        return;
+      }
     }
     if (events.length === 0) return;
     const published = await within(() => open.publish(events), deadline);
@@ -235,31 +251,47 @@ async function deliver(
     sent = true;
     outcome.published = events.length;
   } finally {
-    if (!sent) run.spool.releaseLock();
+    if (!sent) for (const each of spools) each.releaseLock();
     if (publisher) {
       const closing = publisher;
       await within(() => closing.close(), deadline);
     }
   }
 
-  function spool(): void {
-    if (events.length === 0) return;
-    try {
-      run.spool.append(events);
-      outcome.spooled = events.length;
-    } catch (error) {
-      outcome.messages.push(
-        `engram hook: could not spool ${events.length} event(s) to ${run.spool.dir}: ${errorMessage(error)}`,
-      );
+  /** Spools this hook's events; the directory they went to, or null when none could take them. */
+  function spool(): string | null {
+    if (events.length === 0) return null;
+    const problems: string[] = [];
+    for (const each of [run.spool, ...fallbacks]) {
+      try {
+        each.append(events);
+        outcome.spooled = events.length;
+        if (each !== run.spool) {
+          outcome.messages.push(
+            `engram hook: ${run.spool.dir} is not usable (${problems.join('; ')}); ` +
+              `${events.length} event(s) spooled in ${each.dir} instead, published once the ` +
+              `data dir works again (the next hook, or engram hook --flush)`,
+          );
+        }
+        return each.dir;
+      } catch (error) {
+        problems.push(errorMessage(error));
+      }
     }
+    outcome.messages.push(
+      `engram hook: could not spool ${events.length} event(s) anywhere ` +
+        `(${[run.spool, ...fallbacks].map((each) => each.dir).join(', ')}): ${problems.join('; ')}`,
+    );
+    return null;
   }
 
   function fail(settled: Extract<Settled<unknown>, { ok: false }>): void {
     if (settled.timedOut) outcome.timedOut = true;
-    spool();
+    const where = spool();
+    if (where === null) return;
     outcome.messages.push(
       `engram hook: ${settled.timedOut ? `no answer within ${run.budgetMs} ms` : settled.error}; ` +
-        `${events.length} event(s) spooled in ${run.spool.dir}, published by the next hook`,
+        `${events.length} event(s) spooled in ${where}, published by the next hook`,
     );
   }
 }
@@ -289,24 +321,30 @@ async function recallWithin(
   return '';
 }
 
-/** Drains the spool (`engram hook --flush`). */
+/** Drains the spool (`engram hook --flush`), the fallback spools first. */
 export async function flushSpool(
-  spool: HookSpool,
+  spool: HookSpool | readonly HookSpool[],
   openPublisher: () => Promise<HookPublisher>,
   budgetMs: number,
 ): Promise<{ drained: number; left: number; error: string | null }> {
+  const spools = Array.isArray(spool) ? (spool as readonly HookSpool[]) : [spool as HookSpool];
+  const left = () => spools.reduce((sum, each) => sum + each.size(), 0);
   const deadline = Date.now() + budgetMs;
   const opened = await within(openPublisher, deadline);
-  if (!opened.ok) return { drained: 0, left: spool.size(), error: opened.error };
+  if (!opened.ok) return { drained: 0, left: left(), error: opened.error };
+  let total = 0;
   try {
-    const drained = await within(() => spool.drain(opened.value.publish), deadline);
-    if (!drained.ok) return { drained: 0, left: spool.size(), error: drained.error };
-    if (drained.value.status === 'busy') {
-      return { drained: 0, left: spool.size(), error: 'another process is draining the spool' };
+    for (const each of spools) {
+      const drained = await within(() => each.drain(opened.value.publish), deadline);
+      if (!drained.ok) return { drained: total, left: left(), error: drained.error };
+      if (drained.value.status === 'busy') {
+        return { drained: total, left: left(), error: 'another process is draining the spool' };
+      }
+      total += drained.value.published;
     }
-    return { drained: drained.value.published, left: spool.size(), error: null };
+    return { drained: total, left: left(), error: null };
   } finally {
-    spool.releaseLock();
+    for (const each of spools) each.releaseLock();
     await within(() => opened.value.close(), deadline);
   }
 }
@@ -701,6 +739,8 @@ export function registerHookCommand(program: Command): void {
       const started = Date.now();
       guardStdout();
       const spool = new HookSpool(join(options.dataDir, 'spool'));
+      const fallbackDirs = fallbackSpoolDirs(options.dataDir);
+      const fallbackSpools = fallbackDirs.map((dir) => new HookSpool(dir));
       try {
         const config = loadConfig();
         const budgetMs =
@@ -714,12 +754,16 @@ export function registerHookCommand(program: Command): void {
                 Math.max(10, Math.floor(budgetMs / 2)),
               );
         if (options.flush) {
-          const result = await flushSpool(spool, openPublisher, budgetMs);
+          const result = await flushSpool([...fallbackSpools, spool], openPublisher, budgetMs);
           const line = `${result.drained} spooled event(s) published, ${result.left} left`;
           finish(null, [result.error ? `${line}: ${result.error}` : line], result.left > 0 ? 1 : 0);
           return;
         }
-        const input = await readStdin(started + budgetMs);
+        // Claude Code writes the payload and closes stdin at once, but 50 hooks starting together
+        // on 2 cores can take longer than the publishing budget to get there: cutting the read
+        // at the budget lost whole events ("hook input is not JSON"). Publishing has its budget;
+        // reading gets its own, longer bound (within Claude Code's own timeout).
+        const input = await readStdin(started + Math.max(budgetMs, STDIN_WAIT_MS));
         const outcome = await runHook({
           input,
           budgetMs: Math.max(0, budgetMs - (Date.now() - started)),
@@ -728,7 +772,8 @@ export function registerHookCommand(program: Command): void {
             (options.contextBudgetMs ?? DEFAULT_CONTEXT_BUDGET_MS) - (Date.now() - started),
           ),
           spool,
-          sessions: new HookSessionStore(spool.dir),
+          fallbackSpools,
+          sessions: new HookSessionStore(spool.dir, { fallbackSpoolDirs: fallbackDirs }),
           project: (cwd) => resolveHookProject(cwd, options),
           openPublisher,
           openMemory: !options.context

@@ -12,6 +12,7 @@ import {
   parseClaudeCodeHookPayload,
   parseHookSessionState,
   REDELIVERY_WINDOW_MS,
+  toolCallEventId,
   type ClaudeCodeHookPayload,
   type HookProject,
   type HookSessionState,
@@ -285,6 +286,28 @@ describe('mapClaudeCodeHook', () => {
     expect(later.redelivered).toBe(false);
     expect((later.events[0] as Typed<'PromptSubmitted'>).promptId).toBe(2);
     expect(later.events[0].eventId).not.toBe(first.events[0].eventId);
+  });
+
+  it('should give parallel tool calls distinct ids from their tool_use_id, whatever the counter', () => {
+    // Issue 19 finding 3: two hooks that read the same counter state (parallel tool calls)
+    // produced the same eventId, and the consumers dropped one call as a duplicate.
+    const state = newHookSessionState();
+    const a = mapClaudeCodeHook(FIXTURES.postRead, state, PROJECT, 1_000).events[0];
+    const b = mapClaudeCodeHook(
+      { ...FIXTURES.postRead, tool_use_id: 'toolu_02' },
+      state,
+      PROJECT,
+      1_000,
+    ).events[0];
+    expect(a.eventId).not.toBe(b.eventId);
+    // The same call delivered again, long after the re-delivery window: the same event.
+    const late = mapClaudeCodeHook(FIXTURES.postRead, newHookSessionState(), PROJECT, 99_999_999);
+    expect(late.events[0].eventId).toBe(a.eventId);
+    expect(toolCallEventId(FIXTURES.postRead)).toBe(a.eventId);
+    // Without an id of its own, the counter still decides.
+    const bare = { ...FIXTURES.postRead, tool_use_id: undefined };
+    expect(toolCallEventId(bare)).toBeUndefined();
+    expect(mapClaudeCodeHook(bare, state, PROJECT, 1_000).events[0].eventId).not.toBe(a.eventId);
   });
 
   it('should derive event ids from session, hook event and counter only', () => {

@@ -33,7 +33,9 @@ import { redactJson, redactSecrets } from '../redaction';
  *   contracts have no turn-ended event).
  *
  * Every text (prompt, command, arguments, error) goes through the redaction of SPEC §11 here,
- * before it can leave the process. Event ids are uuid v5 of (session, hook event, counter), and a
+ * before it can leave the process. A tool call's event id is uuid v5 of (session, tool_use_id)
+ * when the payload carries one (toolCallEventId: parallel calls never share it). Other event ids
+ * are uuid v5 of (session, hook event, counter), and a
  * hook delivered twice (same payload) reuses the counters it was given the first time, so the
  * second delivery is an idempotent duplicate, not a new prompt or call.
  */
@@ -186,6 +188,14 @@ export function mapClaudeCodeHook(
   previous: HookSessionState,
   project: HookProject,
   now: number,
+  options: {
+    /**
+     * Set when the counters could not be updated under the session lock (the caller stores
+     * nothing): counter-based ids then include it, so they cannot equal an id another hook gave
+     * out for the same counter. Ids from a tool_use_id do not need it.
+     */
+    idSalt?: string;
+  } = {},
 ): HookMapping {
   const state = cloneState(previous);
   if (state.startedAt === null) state.startedAt = now;
@@ -195,8 +205,12 @@ export function mapClaudeCodeHook(
       entry.fingerprint === fingerprint && Math.abs(now - entry.timestamp) <= REDELIVERY_WINDOW_MS,
   );
   const timestamp = seen?.timestamp ?? now;
-  const envelope = (hookEvent: string, counter: number) => ({
-    eventId: idOf('claude-code-hook', payload.session_id, hookEvent, counter),
+  const envelope = (hookEvent: string, counter: number, ownId?: string) => ({
+    eventId:
+      ownId ??
+      (options.idSalt === undefined
+        ? idOf('claude-code-hook', payload.session_id, hookEvent, counter)
+        : idOf('claude-code-hook', payload.session_id, hookEvent, counter, options.idSalt)),
     tenantId: project.tenantId,
     projectId: project.projectId,
     sessionId: payload.session_id,
@@ -280,7 +294,7 @@ export function mapClaudeCodeHook(
       const stepIndex = counted('stepCount');
       const event: Typed<'ToolCallObserved'> = {
         type: 'ToolCallObserved',
-        ...envelope('PostToolUse', stepIndex),
+        ...envelope('PostToolUse', stepIndex, toolCallEventId(payload)),
         promptId: state.promptCount,
         stepIndex,
         toolName,
@@ -320,6 +334,18 @@ export function mapClaudeCodeHook(
       // Stop, SubagentStop, Notification, …: nothing in the contracts to publish.
       return result([]);
   }
+}
+
+/**
+ * The eventId of a tool call that carries its own id (`tool_use_id`, which Claude Code sends on
+ * PreToolUse, PostToolUse and PostToolUseFailure): uuid v5 of (session, tool_use_id). It does not
+ * depend on the session's step counter, so parallel tool calls can never share an id, and a
+ * re-delivery of the same call (however late) is the same event. Undefined without one (the
+ * counter-based id then).
+ */
+export function toolCallEventId(payload: ClaudeCodeHookPayload): string | undefined {
+  const own = payload.tool_use_id?.trim();
+  return own ? idOf('claude-code-hook', payload.session_id, 'tool_use_id', own) : undefined;
 }
 
 /**
@@ -450,6 +476,29 @@ function cloneState(state: HookSessionState): HookSessionState {
     startedAt: state.startedAt,
     toolStarts: { ...state.toolStarts },
     recent: state.recent.map((entry) => ({ ...entry })),
+  };
+}
+
+/**
+ * Two copies of one session's state (the data dir's and a fallback's, kept while the data dir was
+ * unusable) as one: the larger of each counter, so no counter-based id is given out twice; the
+ * earliest start; both sets of tool starts and recent deliveries.
+ */
+export function mergeHookSessionStates(a: HookSessionState, b: HookSessionState): HookSessionState {
+  const recent = [...a.recent, ...b.recent]
+    .filter(
+      (entry, i, all) => all.findIndex((other) => other.fingerprint === entry.fingerprint) === i,
+    )
+    .sort((x, y) => x.timestamp - y.timestamp)
+    .slice(-MAX_REMEMBERED_DELIVERIES);
+  const starts = [a.startedAt, b.startedAt].filter((at): at is number => at !== null);
+  return {
+    promptCount: Math.max(a.promptCount, b.promptCount),
+    stepCount: Math.max(a.stepCount, b.stepCount),
+    lifecycleCount: Math.max(a.lifecycleCount, b.lifecycleCount),
+    startedAt: starts.length > 0 ? Math.min(...starts) : null,
+    toolStarts: { ...a.toolStarts, ...b.toolStarts },
+    recent,
   };
 }
 
