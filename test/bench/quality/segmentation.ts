@@ -28,7 +28,7 @@ import type {
 } from '../../../libs/core/src/segmentation/segmenter-settings';
 import { alwaysSplit, neverSplit } from '../segmentation/baselines';
 import { evaluateSegmentation, type SegmentationReport } from '../segmentation/evaluate';
-import { ensureDataset, readJsonlLines } from '../segmentation/generate-sessions';
+import { ensureDataset, generateDataset, readJsonlLines } from '../segmentation/generate-sessions';
 import type { Decision, GoldLabel, Segmenter } from '../segmentation/types';
 import {
   loadSgd,
@@ -181,9 +181,23 @@ export function loadSets(
   return sets;
 }
 
-/** The synthetic coding sessions of test/bench/segmentation (generated and cached on first use). */
+/**
+ * The synthetic coding sessions of test/bench/segmentation: the cached default dataset, or for
+ * `quick` a dozen sessions generated in memory (the cache keeps the full one).
+ */
 function syntheticSet(quick: boolean): NamedSet {
-  const files = ensureDataset({ sessions: quick ? 12 : undefined, ...(quick && { seed: 7 }) });
+  if (quick) {
+    const dataset = generateDataset({ sessions: 12 });
+    return {
+      dataset: 'synthetic',
+      set: {
+        prompts: dataset.events.map((event) => JSON.stringify(event)),
+        labels: dataset.labels,
+      },
+      dialogues: dataset.stats.sessions,
+    };
+  }
+  const files = ensureDataset();
   const labels = readJsonlLines(files.labelsPath).map((line) => JSON.parse(line) as GoldLabel);
   return {
     dataset: 'synthetic',

@@ -3,6 +3,7 @@ import { uuidV5Of } from '../ids/sha1-uuid-v5';
 import { InvalidEventError } from '../errors/engram-error';
 import { decideBoundary, type BoundaryRule } from './boundary';
 import { intentKeywords } from './intent-keywords';
+import { checkPromptContent } from './prompt-validation';
 import { inactivityTimeoutMs, type SegmenterSettings } from './segmenter-settings';
 
 /** Why an episode closed (SPEC §3 `reason`). */
@@ -291,23 +292,13 @@ function checkPlaceable(
   prompt: SegmenterPrompt,
   settings: SegmenterSettings,
 ): void {
+  // Shared with the stages that must skip what the segmenter rejects (the indexer's turns).
+  checkPromptContent(prompt, settings);
   const context = {
     eventId: prompt.eventId,
     sessionId: prompt.sessionId,
     promptId: prompt.promptId,
   };
-  if (prompt.text.length > settings.maxPromptChars) {
-    throw new InvalidEventError(
-      `prompt text is ${prompt.text.length} characters, over the limit of ${settings.maxPromptChars}`,
-      context,
-    );
-  }
-  if (!Number.isSafeInteger(prompt.promptId) || prompt.promptId < 0) {
-    throw new InvalidEventError(
-      `promptId ${prompt.promptId} is not a non-negative integer`,
-      context,
-    );
-  }
   if (state.lastPromptId !== null && prompt.promptId <= state.lastPromptId) {
     throw new InvalidEventError(
       `promptId ${prompt.promptId} is out of order: session ${prompt.sessionId} is at ${state.lastPromptId}`,
@@ -438,7 +429,7 @@ function continueOrSplit(
     prompt,
     verdict.keywords,
     verdict.rule === 'terse' ? null : embedding,
-    settings.hybridWindow,
+    recentWindow(settings),
   );
   return {
     eventId: prompt.eventId,
@@ -469,6 +460,11 @@ export function comparedEmbedding(
   const sum = new Array<number>(window[0].length).fill(0);
   for (const vector of window) for (let i = 0; i < sum.length; i += 1) sum[i] += vector[i] ?? 0;
   return sum;
+}
+
+/** How many recent embeddings an episode keeps: only hybrid mode compares with them. */
+function recentWindow(settings: SegmenterSettings): number {
+  return settings.mode === 'hybrid' ? settings.hybridWindow : 0;
 }
 
 function addPrompt(
@@ -533,7 +529,7 @@ function openEpisode(
     bag: keywords.slice(),
     centroidSum: embedding ? [...embedding] : null,
     centroidCount: embedding ? 1 : 0,
-    ...(embedding && context.settings.hybridWindow > 0 && { recentEmbeddings: [[...embedding]] }),
+    ...(embedding && recentWindow(context.settings) > 0 && { recentEmbeddings: [[...embedding]] }),
     userPromptCount: 1,
     intent: keywords.length > 0 ? prompt.text : null,
     parentEpisodeId,

@@ -53,17 +53,19 @@ export class EmbeddingCache {
     return this.vectors.get(keyOf(text));
   }
 
-  /** An embedder over the cache only: a text that was not filled is an error. */
+  /** An embedder over the cache only: a text that was not filled is an error (a rejection). */
   lookup(texts: readonly string[]): Promise<number[][]> {
-    return Promise.resolve(
-      texts.map((text) => {
-        const vector = this.get(text);
-        if (!vector) {
-          throw new Error(`no cached embedding for ${JSON.stringify(text.slice(0, 60))}`);
-        }
-        return vector;
-      }),
-    );
+    const vectors: number[][] = [];
+    for (const text of texts) {
+      const vector = this.get(text);
+      if (!vector) {
+        return Promise.reject(
+          new Error(`no cached embedding for ${JSON.stringify(text.slice(0, 60))}`),
+        );
+      }
+      vectors.push(vector);
+    }
+    return Promise.resolve(vectors);
   }
 
   private load(): void {
