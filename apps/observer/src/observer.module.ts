@@ -1,4 +1,4 @@
-import { createEmbedder } from '@engram/ai';
+import { EmbedderModule, SharedEmbedder } from '@engram/ai';
 import { loadConfig } from '@engram/config';
 import {
   Injectable,
@@ -20,6 +20,8 @@ export class ObserverService implements OnApplicationBootstrap, OnApplicationShu
   private readonly logger = new Logger(ObserverService.name);
   private runtime?: ObserverRuntime;
 
+  constructor(private readonly embedders: SharedEmbedder) {}
+
   async onApplicationBootstrap(): Promise<void> {
     const config = loadConfig();
     // The observer has no settings of its own in @engram/config yet: it shares the topic prefix,
@@ -35,7 +37,7 @@ export class ObserverService implements OnApplicationBootstrap, OnApplicationShu
       retry: config.retry,
       // The local MiniLM model (`npm run models:setup`) for the novelty check of promotions; a
       // missing model stops start-up with that command in the message.
-      embedder: await createEmbedder(),
+      embedder: await this.embedders.get(),
     });
     this.logger.log(`observer running (group ${groupId})`);
   }
@@ -45,5 +47,5 @@ export class ObserverService implements OnApplicationBootstrap, OnApplicationShu
   }
 }
 
-@Module({ providers: [ObserverService] })
+@Module({ imports: [EmbedderModule], providers: [ObserverService] })
 export class ObserverModule {}

@@ -1,4 +1,4 @@
-import { createEmbedder } from '@engram/ai';
+import { EmbedderModule, SharedEmbedder } from '@engram/ai';
 import { grpcTokensOf, loadConfig } from '@engram/config';
 import { observerSettings } from '@engram/core';
 import { AvroRegistry, createKafka, KafkaEventLog } from '@engram/kafka';
@@ -25,6 +25,8 @@ export class RecallServerService implements OnApplicationBootstrap, OnApplicatio
   private graph?: Driver;
   private events?: KafkaEventLog;
 
+  constructor(private readonly embedders: SharedEmbedder) {}
+
   async onApplicationBootstrap(): Promise<void> {
     const config = loadConfig();
     // Read first: a bad tokens file stops start-up before anything connects.
@@ -41,7 +43,7 @@ export class RecallServerService implements OnApplicationBootstrap, OnApplicatio
       publish: publishRecordsTo(events, config.topicPrefix),
       publishTombstones: publishTombstonesTo(events, config.topicPrefix),
       elasticsearchUrl: config.elasticsearch.url,
-      embedder: await createEmbedder(),
+      embedder: await this.embedders.get(),
       indexPrefix: config.topicPrefix,
       url: config.recall.grpcUrl,
       tokens,
@@ -57,5 +59,5 @@ export class RecallServerService implements OnApplicationBootstrap, OnApplicatio
   }
 }
 
-@Module({ providers: [RecallServerService] })
+@Module({ imports: [EmbedderModule], providers: [RecallServerService] })
 export class RecallServerModule {}

@@ -1,4 +1,4 @@
-import { createEmbedder } from '@engram/ai';
+import { EmbedderModule, SharedEmbedder } from '@engram/ai';
 import { loadConfig } from '@engram/config';
 import {
   Injectable,
@@ -24,11 +24,13 @@ export class RetrievalIndexerService implements OnApplicationBootstrap, OnApplic
   private readonly logger = new Logger(RetrievalIndexerService.name);
   private runtime?: RetrievalIndexerRuntime;
 
+  constructor(private readonly embedders: SharedEmbedder) {}
+
   async onApplicationBootstrap(): Promise<void> {
     const config = loadConfig();
     // The local MiniLM model (`npm run models:setup`); a missing model stops start-up with that
     // command in the message.
-    const embedder = await createEmbedder();
+    const embedder = await this.embedders.get();
     this.runtime = await startRetrievalIndexer({
       brokers: config.kafka.brokers,
       registryUrl: config.schemaRegistry.url,
@@ -47,5 +49,5 @@ export class RetrievalIndexerService implements OnApplicationBootstrap, OnApplic
   }
 }
 
-@Module({ providers: [RetrievalIndexerService] })
+@Module({ imports: [EmbedderModule], providers: [RetrievalIndexerService] })
 export class RetrievalModule {}

@@ -1,5 +1,6 @@
 export { chunk } from './batches';
 export * from './create-embedder';
+export * from './embedder.module';
 export * from './embedder';
 export * from './errors';
 export * from './measure-embedder';
