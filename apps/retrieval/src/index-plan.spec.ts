@@ -1,4 +1,4 @@
-import { InvalidEventError } from '@engram/core';
+import { InvalidEventError, promptContentProblem } from '@engram/core';
 import { describe, expect, it } from 'vitest';
 import {
   lastWins,
@@ -76,6 +76,26 @@ describe('planTurns', () => {
     expect(plan.operations).toMatchObject([
       { action: 'index', id: 'p1', text: 'why does refresh fail' },
     ]);
+  });
+});
+
+describe('planTurns, what the segmenter rejected', () => {
+  it('should not index a prompt the segmenter dead-letters (a 10 MB turn)', () => {
+    // Issue 19 finding 5: the segmenter dead-lettered the oversize turn, the indexer indexed it,
+    // and it was recallable.
+    const huge = 'x'.repeat(10 * 1024 * 1024);
+    const plan = planTurns(
+      [
+        delivered(promptRecord({ eventId: 'big', text: huge })),
+        delivered(promptRecord({ eventId: 'bad-id', promptId: -1 })),
+        delivered(promptRecord({ eventId: 'ok', text: 'why does refresh fail' })),
+      ],
+      'turns',
+    );
+    expect(plan.operations.map((op) => op.id)).toEqual(['ok']);
+    expect(plan.skipped).toBe(2);
+    // The same rule as the segmenter's, not a copy of it.
+    expect(promptContentProblem({ promptId: 1, text: huge })).toMatch(/over the limit/);
   });
 });
 

@@ -3,6 +3,7 @@ import {
   episodeProvenance,
   InvalidEventError,
   memoryProvenance,
+  promptContentProblem,
   redactSecrets,
   type ModelVector,
   type Provenance,
@@ -134,9 +135,13 @@ export function episodeDocument(episode: Episode): RetrievalDocument<EpisodeDocu
   };
 }
 
-/** Only what the user typed is a turn: agent and system prompts are not indexed. */
+/**
+ * Only what the user typed is a turn: agent and system prompts are not indexed. Nor is a prompt
+ * the segmenter dead-letters on its content (a 10 MB turn, an impossible promptId): the same rule
+ * (promptContentProblem), so what a stage upstream rejected never becomes recallable.
+ */
 export function isIndexedTurn(prompt: PromptSubmitted): boolean {
-  return prompt.source === 'user';
+  return prompt.source === 'user' && promptContentProblem(prompt) === null;
 }
 
 /**

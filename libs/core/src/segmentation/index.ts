@@ -7,5 +7,6 @@ export * from './cross-thread';
 export * from './boundary';
 export * from './segmenter-settings';
 export * from './session-segmenter';
+export * from './prompt-validation';
 export * from './stream-segmenter';
 export * from './metrics';
