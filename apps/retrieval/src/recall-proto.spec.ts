@@ -56,8 +56,10 @@ describe('recall.proto mapping', () => {
       temporal: { mode: 'around_event', timeMs: 100, windowMs: 10 },
       excludeStale: true,
       sessionId: 's1',
+      track: true,
     });
     expect(recallInputFromMessage({}, '')).toMatchObject({ projectId: '', temporal: null });
+    expect(recallInputFromMessage({ noTrack: true }, 't').track).toBe(false);
     expect(
       recallInputFromMessage({ temporal: 'recentSessions', recentSessions: { n: 2 } }, 't')
         .temporal,

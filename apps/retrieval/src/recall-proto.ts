@@ -37,6 +37,7 @@ export interface RecallRequestMessage {
   aroundEvent?: { timeMs?: number; windowMs?: number } | null;
   excludeStale?: boolean;
   allowHyde?: boolean;
+  noTrack?: boolean;
 }
 
 const PHASE_PREFIX = 'UNIVERSAL_PHASE_';
@@ -100,6 +101,7 @@ export function recallInputFromMessage(
     temporal: temporalFromMessage(message),
     excludeStale: message.excludeStale ?? false,
     sessionId: message.sessionId ?? '',
+    track: !(message.noTrack ?? false),
   };
 }
 

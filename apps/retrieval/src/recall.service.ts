@@ -187,11 +187,13 @@ export class RecallService {
     const hydeMs = hypothetical ? performance.now() - hydeStarted - (second?.searchMs ?? 0) : 0;
     const merged = (second ?? first).hits;
     const results = await this.withTurnEpisodes(query, merged);
-    this.access?.record(
-      results.flatMap((hit) =>
-        hit.tier === 'memories' ? [accessHitOf(query.scope, hit.memory.memory)] : [],
-      ),
-    );
+    if (query.track) {
+      this.access?.record(
+        results.flatMap((hit) =>
+          hit.tier === 'memories' ? [accessHitOf(query.scope, hit.memory.memory)] : [],
+        ),
+      );
+    }
     return {
       query,
       results,

@@ -52,6 +52,8 @@ export interface RecallDefaults {
   phase?: string;
   k?: number;
   tier?: string;
+  /** False: the returned memories are not counted as accessed (`--no-track`). */
+  track?: boolean;
 }
 
 export interface RecallDeps {
@@ -143,7 +145,15 @@ export async function answerRecall(
     project,
     optionalString(input.tenant, 'tenant') ?? defaults.tenant,
   );
-  const request = { tenantId: tenant ?? '', projectId: project, query, phase, k, tier };
+  const request = {
+    tenantId: tenant ?? '',
+    projectId: project,
+    query,
+    phase,
+    k,
+    tier,
+    track: defaults.track ?? true,
+  };
   try {
     const answer =
       tenant === null ? emptyAnswer(deps.service, request) : await deps.service.recall(request);
@@ -385,6 +395,7 @@ async function runRecallCommand(options: RecallOptions, deps: RecallDeps): Promi
     phase: options.phase,
     k: options.k,
     tier: options.tier,
+    track: options.track,
   };
   if (options.queries !== undefined) {
     const content = await readFile(options.queries, 'utf8');
@@ -420,6 +431,10 @@ export function registerRecallCommand(program: Command): void {
     .option('--tenant <id>', 'the tenant (default: the only tenant with this project)')
     .option('--tier <tier>', 'turns | episodes | memories | all (default all)', tierOption)
     .option('--json', 'print one JSON object')
+    .option(
+      '--no-track',
+      'do not count the returned memories as accessed (evaluations, dashboards: deterministic)',
+    )
     .option('--data-dir <dir>', 'embedded mode: the data directory', DEFAULT_DATA_DIR)
     .option('--distributed', 'recall from the configured Elasticsearch instead')
     .action(async (options: RecallOptions) => {

@@ -28,7 +28,14 @@ describe('parseRecallRequest', () => {
       stale: 'penalise',
       minConfidence: null,
       sessionId: null,
+      track: true,
     });
+  });
+
+  it('should not track a recall that asks not to (--no-track, proto no_track)', () => {
+    const base = { tenantId: 'acme', projectId: 'api', query: 'q' };
+    expect(parseRecallRequest({ ...base, track: false }).track).toBe(false);
+    expect(parseRecallRequest({ ...base, track: null }).track).toBe(true);
   });
 
   it('should map methodology phases and treat k = 0 as the default', () => {

@@ -36,6 +36,11 @@ export interface RecallRequestInput {
   /** Memories below this (presented) confidence are left out; absent: no floor. */
   minConfidence?: number | null;
   sessionId?: string | null;
+  /**
+   * Whether the returned memories are counted as accessed (absent: true). False for evaluations
+   * and dashboards (`engram recall --no-track`, proto `no_track`): nothing is written.
+   */
+  track?: boolean | null;
 }
 
 /** A validated recall: every default applied, every field checked. */
@@ -51,6 +56,8 @@ export interface RecallQuery {
   stale: StaleMode;
   minConfidence: number | null;
   sessionId: string | null;
+  /** Record the returned memories' access (see RecallRequestInput.track). */
+  track: boolean;
 }
 
 /**
@@ -80,6 +87,7 @@ export function parseRecallRequest(input: RecallRequestInput): RecallQuery {
     stale: input.excludeStale ? 'exclude' : 'penalise',
     minConfidence: recallMinConfidence(input.minConfidence),
     sessionId: input.sessionId?.trim() || null,
+    track: input.track ?? true,
   };
 }
 
