@@ -22,9 +22,10 @@ import {
   runSegment,
   type EmbedBatch,
 } from '../../../apps/engram/src/commands/segment.command';
-import type {
-  SegmentationMode,
-  SegmenterSettings,
+import {
+  DEFAULT_SEGMENTER_SETTINGS,
+  type SegmentationMode,
+  type SegmenterSettings,
 } from '../../../libs/core/src/segmentation/segmenter-settings';
 import { alwaysSplit, neverSplit } from '../segmentation/baselines';
 import { evaluateSegmentation, type SegmentationReport } from '../segmentation/evaluate';
@@ -310,6 +311,23 @@ export const runSegmentationQuality: QualityRunner = async (
     const { texts, ms } = embedding.filled;
     notes.push(
       `embedded ${texts} new texts in ${(ms / 1000).toFixed(1)} s (${((texts / ms) * 1000).toFixed(0)}/s, MiniLM)`,
+    );
+  }
+  notes.push(
+    'hybrid = hybrid mode with its pre-#23 settings (whole-episode mean, weight 0.5, threshold 0.3, ' +
+      '4 keywords); engram default = `engram segment` without flags (hybrid: mean of the last ' +
+      `${DEFAULT_SEGMENTER_SETTINGS.hybridWindow} prompts, weight ${DEFAULT_SEGMENTER_SETTINGS.hybridEmbeddingWeight}, ` +
+      `threshold ${DEFAULT_SEGMENTER_SETTINGS.hybridThreshold}, ${DEFAULT_SEGMENTER_SETTINGS.hybridMinIntentKeywords} keywords); all online`,
+  );
+  for (const dataset of ['tiage/dev', 'sgd/domain', 'sgd/intent']) {
+    const of = (method: string) =>
+      rows.find((r) => r.dataset === dataset && r.method.startsWith(method))?.metrics;
+    const never = of('baseline: never split');
+    const engram = of(DEFAULT_METHOD.label);
+    if (!never || !engram) continue;
+    notes.push(
+      `target on ${dataset}: Pk ${engram.Pk.toFixed(3)} ${engram.Pk < never.Pk ? '<' : '≥'} never ${never.Pk.toFixed(3)} ` +
+        `(${engram.Pk < never.Pk ? 'met' : 'NOT met'}), F1 ${engram.F1.toFixed(3)} ${engram.F1 >= 0.5 ? '≥ 0.50 (met)' : '< 0.50 (NOT met)'}`,
     );
   }
   notes.push(
