@@ -6,7 +6,11 @@ import {
   pairKeyOf,
   topNeighbours,
   type CoAccessDirectionRule,
+  type GraphCoAccessEdgeEvidence,
   type GraphCoAccessNeighbour,
+  type GraphFileEvidence,
+  type GraphNeighbourEvidence,
+  type GraphNeighbourEvidenceQuery,
   type GraphScope,
   type ObserverGraphBatch,
   type ObserverGraphStore,
@@ -19,7 +23,9 @@ import BetterSqlite3, { type Database } from 'better-sqlite3';
  * the larger counts and the earlier first-time (`max`/`min`), so writing a fact again — a retry, a
  * redelivery, a replay — changes nothing. The project-wide co-access edges are not materialised:
  * embedded mode has one reader and one writer in one process, so a neighbours query aggregates
- * the file's pairs (indexed) and ranks them with the core's own `topNeighbours`.
+ * the file's pairs (indexed) and ranks them with the core's own `topNeighbours`, and `engram
+ * neighbors`' evidence (the file's sessions' other files, the most-touched files) is read from
+ * the touches and ranked by the core's `rankFileNeighbours`, as on Neo4j.
  */
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS graph_sessions (
@@ -41,6 +47,8 @@ CREATE TABLE IF NOT EXISTS graph_session_pairs (
   same_step INTEGER NOT NULL, last_observed_at INTEGER NOT NULL,
   PRIMARY KEY (tenant_id, project_id, file_a, file_b, session_id)
 ) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS graph_touches_session
+  ON graph_touches (tenant_id, project_id, session_id);
 CREATE INDEX IF NOT EXISTS graph_session_pairs_b
   ON graph_session_pairs (tenant_id, project_id, file_b);
 CREATE TABLE IF NOT EXISTS graph_error_hits (
@@ -105,6 +113,35 @@ GROUP BY file_a, file_b`;
 const SESSIONS_TOUCHING = `
 SELECT count(*) AS sessions FROM graph_touches
 WHERE tenant_id = @tenantId AND project_id = @projectId AND path = @path`;
+
+const SESSIONS_OF_PROJECT = `
+SELECT count(*) FROM graph_sessions WHERE tenant_id = @tenantId AND project_id = @projectId`;
+
+/** The query file's latest sessions (a CTE of the two statements below). */
+const SESSIONS_WITH_FILE = `
+WITH mine AS (
+  SELECT session_id FROM graph_touches
+  WHERE tenant_id = @tenantId AND project_id = @projectId AND path = @path
+  ORDER BY last_at DESC, session_id LIMIT @sessionWindow),
+together AS (
+  SELECT t.path AS file, count(*) AS withQuery
+  FROM mine JOIN graph_touches t
+    ON t.tenant_id = @tenantId AND t.project_id = @projectId AND t.session_id = mine.session_id
+  GROUP BY t.path)`;
+
+/** The files of those sessions, with how many of them touched each, and their own sessions. */
+const FILES_WITH_FILE = `${SESSIONS_WITH_FILE}
+SELECT file, withQuery,
+       (SELECT count(*) FROM graph_touches a
+        WHERE a.tenant_id = @tenantId AND a.project_id = @projectId AND a.path = file) AS sessions
+FROM together`;
+
+/** The project's most-touched files (by sessions) that none of those sessions touched. */
+const POPULAR_FILES = `${SESSIONS_WITH_FILE}
+SELECT path AS file, count(*) AS sessions, 0 AS withQuery FROM graph_touches
+WHERE tenant_id = @tenantId AND project_id = @projectId AND path <> @path
+  AND path NOT IN (SELECT file FROM together)
+GROUP BY path ORDER BY sessions DESC, path LIMIT @popular`;
 
 const TENANTS_OF_PROJECT = `
 SELECT DISTINCT tenant_id AS tenantId FROM graph_sessions WHERE project_id = ? ORDER BY tenant_id`;
@@ -183,6 +220,14 @@ export class SqliteObserverGraph implements ObserverGraphStore {
   async topCoAccessNeighbours(
     query: GraphScope & { path: string; k: number },
   ): Promise<GraphCoAccessNeighbour[]> {
+    return Promise.resolve(this.coAccessEdges(query, query.k).map(({ observed: _, ...n }) => n));
+  }
+
+  /** The file's CO_ACCESSED edges as the core ranks them, each with whether agents made it. */
+  private coAccessEdges(
+    query: GraphScope & { path: string },
+    k: number,
+  ): GraphCoAccessEdgeEvidence[] {
     const pairs = this.db.prepare(PAIRS_OF_FILE).all(query) as PairRow[];
     const aggregate = emptyCoAccessAggregate();
     const sessionsOf = this.db.prepare(SESSIONS_TOUCHING).pluck();
@@ -194,14 +239,32 @@ export class SqliteObserverGraph implements ObserverGraphStore {
         aggregate.files[path] ??= { sessionCount: sessionsOf.get({ ...query, path }) as number };
       }
     }
-    const lastObserved = new Map(
-      pairs.map((p) => [p.fileA === query.path ? p.fileB : p.fileA, p.lastObservedAt]),
-    );
-    const neighbours = topNeighbours(aggregate, query.path, query.k, this.rule).map((n) => ({
+    const other = (p: PairRow) => (p.fileA === query.path ? p.fileB : p.fileA);
+    const byFile = new Map(pairs.map((p) => [other(p), p]));
+    return topNeighbours(aggregate, query.path, k, this.rule).map((n) => ({
       ...n,
-      lastObservedAt: lastObserved.get(n.file) ?? 0,
+      lastObservedAt: byFile.get(n.file)?.lastObservedAt ?? 0,
+      // Co-commits (engram bootstrap) have no time delta: timed observations are agents'.
+      observed: (byFile.get(n.file)?.timedCount ?? 0) > 0,
     }));
-    return Promise.resolve(neighbours);
+  }
+
+  /** The core's evidence for `rankFileNeighbours` (SPEC §12 `engram neighbors`). */
+  async neighbourEvidence(query: GraphNeighbourEvidenceQuery): Promise<GraphNeighbourEvidence> {
+    const read = this.db.transaction(() => {
+      const projectSessions = this.db.prepare(SESSIONS_OF_PROJECT).pluck().get(query) as number;
+      const together = this.db.prepare(FILES_WITH_FILE).all(query) as GraphFileEvidence[];
+      const popular = this.db.prepare(POPULAR_FILES).all(query) as GraphFileEvidence[];
+      const edges = this.coAccessEdges(query, Number.MAX_SAFE_INTEGER);
+      return { projectSessions, together, popular, edges };
+    })();
+    const mine = read.together.find((file) => file.file === query.path);
+    return Promise.resolve({
+      projectSessions: read.projectSessions,
+      querySessions: mine?.withQuery ?? 0,
+      files: [...read.together.filter((file) => file.file !== query.path), ...read.popular],
+      edges: read.edges,
+    });
   }
 
   async tenantsOfProject(projectId: string): Promise<string[]> {

@@ -4,6 +4,8 @@ import {
   EngramError,
   errorMessage,
   isProgrammerError,
+  type GraphNeighbourEvidence,
+  type GraphNeighbourEvidenceQuery,
   type GraphSessionPairRow,
   type PairEdgeDelta,
   PAIR_COUNTERS,
@@ -32,7 +34,7 @@ import {
   type ObserverGraphBatch,
   type ObserverGraphStore,
 } from './observer-graph.types';
-import { tenantsOfProject, topCoAccessNeighbours } from './co-access-neighbours';
+import { neighbourEvidence, tenantsOfProject, topCoAccessNeighbours } from './co-access-neighbours';
 
 /**
  * A driver for a stream sink: it fails fast instead of retrying for the driver's default 30 s, so
@@ -290,6 +292,10 @@ export class Neo4jObserverGraphWriter implements ObserverGraphStore {
     query: GraphScope & { path: string; k: number },
   ): Promise<GraphCoAccessNeighbour[]> {
     return topCoAccessNeighbours(this.driver, query);
+  }
+
+  neighbourEvidence(query: GraphNeighbourEvidenceQuery): Promise<GraphNeighbourEvidence> {
+    return neighbourEvidence(this.driver, query);
   }
 
   tenantsOfProject(projectId: string): Promise<string[]> {

@@ -265,3 +265,46 @@ export const TENANTS_OF_PROJECT = `
 MATCH (p:Project {projectId: $projectId})
 RETURN p.tenantId AS tenantId
 ORDER BY tenantId`;
+
+/**
+ * `engram neighbors`' evidence (libs/core rankFileNeighbours, the same ranking as embedded):
+ * the project's sessions; the files of the query file's `$sessionWindow` latest sessions, each
+ * with how many of them touched it and its own session count (TOUCHED degree); the project's
+ * `$popular` most-touched files that none of those sessions touched. A missing project or file gives zeros and
+ * empty lists.
+ */
+export const NEIGHBOUR_EVIDENCE = `
+OPTIONAL MATCH (p:Project {tenantId: $tenantId, projectId: $projectId})
+OPTIONAL MATCH (f:File {tenantId: $tenantId, projectId: $projectId, path: $path})
+CALL (p) {
+  OPTIONAL MATCH (p)<-[:IN_PROJECT]-(s:Session)
+  RETURN count(s) AS projectSessions
+}
+CALL (f) {
+  OPTIONAL MATCH (f)<-[t:TOUCHED]-(s:Session)
+  WITH s, t ORDER BY t.lastAt DESC, s.id
+  LIMIT $sessionWindow
+  OPTIONAL MATCH (s)-[:TOUCHED]->(n:File)
+  WITH n, count(DISTINCT s) AS withQuery
+  WHERE n IS NOT NULL
+  RETURN collect({file: n.path, withQuery: withQuery, sessions: COUNT { (n)<-[:TOUCHED]-() }}) AS together
+}
+CALL (together) {
+  MATCH (n:File {tenantId: $tenantId, projectId: $projectId})
+  WHERE n.path <> $path AND NOT n.path IN [t IN together | t.file]
+  WITH n, COUNT { (n)<-[:TOUCHED]-() } AS sessions
+  WHERE sessions > 0
+  ORDER BY sessions DESC, n.path ASC
+  LIMIT $popular
+  RETURN collect({file: n.path, withQuery: 0, sessions: sessions}) AS popular
+}
+RETURN projectSessions, together, popular`;
+
+/** The file's CO_ACCESSED edges, all of them, with the counters the evidence needs. */
+export const CO_ACCESS_EDGES_OF_FILE = `
+MATCH (f:File {tenantId: $tenantId, projectId: $projectId, path: $path})-[e:CO_ACCESSED]-(n:File)
+RETURN n.path AS file, e.weight AS weight, e.rawCount AS rawCount,
+       e.sessionCount AS sessionCount, e.avgTimeDeltaMs AS avgTimeDeltaMs,
+       e.direction AS direction, startNode(e) = f AS queriedIsA, e.lastObservedAt AS lastObservedAt,
+       e.timedCount AS timedCount
+ORDER BY weight DESC, rawCount DESC, file ASC`;

@@ -1,11 +1,13 @@
 import { loadConfig } from '@engram/config';
 import {
   errorMessage,
+  neighbourEvidenceQuery,
   normaliseProjectPath,
   observerSettings,
   ProjectPathError,
+  rankFileNeighbours,
   type CoAccessReader,
-  type GraphCoAccessNeighbour,
+  type RankedFileNeighbour,
 } from '@engram/core';
 import { SqliteObserverGraph } from '@engram/embedded';
 import { createNeo4jDriver, Neo4jObserverGraphWriter } from '@engram/neo4j';
@@ -31,12 +33,19 @@ export interface NeighborsReport {
   tenant: string | null;
   file: string;
   k: number;
-  neighbors: GraphCoAccessNeighbour[];
+  /**
+   * Best first: the SPEC §12 fields (weight, rawCount, direction… of the CO_ACCESSED edge, zero
+   * without one), `score` (the smoothed share of the file's sessions that touched the neighbour)
+   * and `source` (co_access, co_commit, same_session, frequent): see libs/core file-prediction.
+   */
+  neighbors: RankedFileNeighbour[];
 }
 
 /**
- * The file's top co-access neighbours from the graph (SPEC §12): what the observer predicts a
- * session that opens the file will touch next, with weight, raw count and direction.
+ * The file's top neighbours from the graph (SPEC §12): what the observer predicts a session that
+ * opens the file will touch next, ranked by evidence (libs/core rankFileNeighbours: the sessions
+ * with both files, smoothed towards the project's most-touched files, which fill the list when
+ * the graph knows little), with weight, raw count and direction of the co-access edge.
  */
 export async function neighborsReport(
   graph: CoAccessReader,
@@ -56,12 +65,18 @@ export async function neighborsReport(
   const neighbors =
     tenant === null
       ? []
-      : await graph.topCoAccessNeighbours({
-          tenantId: tenant,
-          projectId: query.project,
-          path: file,
-          k: query.k,
-        });
+      : rankFileNeighbours(
+          file,
+          await graph.neighbourEvidence(
+            neighbourEvidenceQuery({
+              tenantId: tenant,
+              projectId: query.project,
+              path: file,
+              k: query.k,
+            }),
+          ),
+          query.k,
+        );
   return { project: query.project, tenant, file, k: query.k, neighbors };
 }
 
@@ -80,15 +95,17 @@ export function formatNeighbors(report: NeighborsReport): string {
   if (report.neighbors.length === 0) {
     return report.tenant === null
       ? `no project ${report.project} in the graph yet`
-      : `no co-access neighbours of ${report.file} in ${report.project} yet`;
+      : `no files of ${report.project} in the graph yet`;
   }
   const arrow = { outgoing: '→ usually next', incoming: '← usually before', both: '↔' };
-  const rows = report.neighbors.map(
-    (n, i) =>
-      `${String(i + 1).padStart(2)}. ${n.file}  weight ${n.weight.toFixed(2)}  ` +
-      `raw ${n.rawCount}  sessions ${n.sessionCount}  ${arrow[n.direction]}`,
-  );
-  return [`co-access neighbours of ${report.file} in ${report.project}:`, ...rows].join('\n');
+  const rows = report.neighbors.map((n, i) => {
+    const head = `${String(i + 1).padStart(2)}. ${n.file}  score ${n.score.toFixed(2)}  ${n.source}`;
+    return n.source === 'frequent' || n.source === 'same_session'
+      ? `${head}  (in ${n.fileSessions} session(s))`
+      : `${head}  weight ${n.weight.toFixed(2)}  raw ${n.rawCount}  sessions ${n.sessionCount}  ` +
+          arrow[n.direction];
+  });
+  return [`neighbours of ${report.file} in ${report.project}:`, ...rows].join('\n');
 }
 
 function positiveInteger(value: string): number {

@@ -14,6 +14,7 @@ export * from './seen-events';
 export { gitRevertTarget } from './revert-detection';
 export { pairKeyOf } from './co-access-detection';
 export * from './co-access-graph';
+export * from './file-prediction';
 export * from './project-stats';
 export type {
   CandidateEvidence,

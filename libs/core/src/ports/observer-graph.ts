@@ -149,11 +149,54 @@ export interface GraphCoAccessNeighbour {
   lastObservedAt: number;
 }
 
+/** A co-access edge of the queried file with whether agents were seen using the pair. */
+export interface GraphCoAccessEdgeEvidence extends GraphCoAccessNeighbour {
+  /** False when only `engram bootstrap`'s co-commits (no measured time delta) made the edge. */
+  observed: boolean;
+}
+
+/** A file of the project, as evidence for predicting what a session touching the query file touches. */
+export interface GraphFileEvidence {
+  file: string;
+  /** Sessions of the project that touched it (observed sessions and bootstrap commits). */
+  sessions: number;
+  /** Of the query file's sessions considered, those that touched this file too. */
+  withQuery: number;
+}
+
+/**
+ * What a store knows about the files a session touching `path` may touch (SPEC §12 `engram
+ * neighbors`), ranked by the core's `rankFileNeighbours`, so every store ranks alike.
+ */
+export interface GraphNeighbourEvidence {
+  /** Sessions of the project (observed and bootstrap commits). */
+  projectSessions: number;
+  /** The query file's sessions considered: its `sessionWindow` most recent ones. */
+  querySessions: number;
+  /**
+   * Every file touched in those sessions, and the project's `popular` most-touched files that
+   * none of them touched (the fallback), each with its session counts; never the query file.
+   */
+  files: GraphFileEvidence[];
+  /** The query file's CO_ACCESSED edges (any number). */
+  edges: GraphCoAccessEdgeEvidence[];
+}
+
+export interface GraphNeighbourEvidenceQuery extends GraphScope {
+  path: string;
+  /** How many of the project's most-touched files to add beyond the sessions' (the fallback). */
+  popular: number;
+  /** How many of the query file's most recent sessions to count co-occurrences in. */
+  sessionWindow: number;
+}
+
 /** A file's co-access neighbours, and which tenants have a project: what `engram neighbors` reads. */
 export interface CoAccessReader {
   topCoAccessNeighbours(
     query: GraphScope & { path: string; k: number },
   ): Promise<GraphCoAccessNeighbour[]>;
+  /** The evidence `engram neighbors` ranks (empty when the project or file is unknown). */
+  neighbourEvidence(query: GraphNeighbourEvidenceQuery): Promise<GraphNeighbourEvidence>;
   tenantsOfProject(projectId: string): Promise<string[]>;
 }
 

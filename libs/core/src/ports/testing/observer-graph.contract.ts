@@ -1,6 +1,7 @@
 // The ObserverGraphStore contract: one suite, run against every adapter (SQLite in the unit
 // tier, Neo4j in the integration tier). Test support only (not exported from the package index).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rankFileNeighbours } from '../../observation/file-prediction';
 import {
   emptyGraphBatch,
   type GraphScope,
@@ -158,6 +159,80 @@ export function describeObserverGraphContract(
       expect(await fixture.store.topCoAccessNeighbours({ ...scope, path: A, k: 5 })).toEqual(
         before,
       );
+    });
+
+    it('should give the evidence engram neighbors ranks: sessions with both, then the most-touched', async () => {
+      const scope = await written('evidence');
+      // s4 touches D with B (an edge made by a co-commit only: no time delta), s5 touches D alone.
+      const D = 'src/db/migrate.ts';
+      const s4 = `${scope.projectId}-s4`;
+      const extra = contractGraphBatches(scope, scope.projectId)[2];
+      await fixture.store.write({
+        ...extra,
+        sessions: [{ ...extra.sessions[0], sessionId: s4 }],
+        touches: [B, D].map((f) => touch(scope, s4, f, T0 + 9_000_000)),
+        sessionPairs: [
+          {
+            ...pair(scope, s4, B, D, { raw: 1, aThenB: 0, bThenA: 0, at: T0 + 9_000_000 }),
+            timedCount: 0,
+            timeDeltaSumMs: 0,
+            sameStep: 1,
+          },
+        ],
+        newlyTouchedFiles: [B, D].map((path) => ({ ...scope, path })),
+      });
+      const s5 = `${scope.projectId}-s5`;
+      await fixture.store.write({
+        ...extra,
+        sessions: [{ ...extra.sessions[0], sessionId: s5 }],
+        touches: [touch(scope, s5, D, T0 + 9_900_000)],
+        sessionPairs: [],
+        newlyTouchedFiles: [],
+      });
+      const evidence = await fixture.store.neighbourEvidence({
+        ...scope,
+        path: A,
+        popular: 5,
+        sessionWindow: 200,
+      });
+      expect(evidence.projectSessions).toBe(5);
+      expect(evidence.querySessions).toBe(3);
+      const counts = (file: string) => evidence.files.find((f) => f.file === file);
+      expect(counts(B)).toMatchObject({ sessions: 3, withQuery: 2 });
+      expect(counts(C)).toMatchObject({ sessions: 1, withQuery: 1 });
+      expect(counts(D)).toMatchObject({ sessions: 2, withQuery: 0 });
+      expect(evidence.files.some((f) => f.file === A)).toBe(false);
+      expect(evidence.edges.map((e) => [e.file, e.observed])).toEqual([
+        [B, true],
+        [C, true],
+      ]);
+      const ranked = rankFileNeighbours(A, evidence, 5);
+      expect(ranked.map((n) => [n.file, n.source])).toEqual([
+        [B, 'co_access'],
+        [C, 'co_access'],
+        [D, 'frequent'],
+      ]);
+      // (2 + 3/5) / (3 + 1), (1 + 1/5) / 4, (0 + 2/5) / 4
+      [0.65, 0.3, 0.1].forEach((score, i) => expect(ranked[i].score).toBeCloseTo(score, 12));
+      const fromD = await fixture.store.neighbourEvidence({
+        ...scope,
+        path: D,
+        popular: 1,
+        sessionWindow: 200,
+      });
+      expect(fromD.edges).toMatchObject([{ file: B, observed: false }]);
+      expect(rankFileNeighbours(D, fromD, 5).map((n) => [n.file, n.source])).toEqual([
+        [B, 'co_commit'],
+        [A, 'frequent'],
+      ]);
+      const unknown = await fixture.store.neighbourEvidence({
+        tenantId: 'acme',
+        projectId: fixture.projectName('nothing'),
+        path: A,
+        popular: 5,
+        sessionWindow: 200,
+      });
+      expect(unknown).toEqual({ projectSessions: 0, querySessions: 0, files: [], edges: [] });
     });
 
     it('should keep tenants and projects apart, and find the tenants of a project', async () => {
