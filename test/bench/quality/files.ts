@@ -48,6 +48,7 @@ export async function evaluateDataset(
   const results = new Map<string, ReturnType<typeof scoreQuery>[]>();
   const pending = new Map<string, FileQuery[]>();
   let answersSum = 0;
+  let asked = 0;
   const ask = async (query: FileQuery) => {
     const report = await graph.neighbours(query.projectId, query.file, K);
     const predicted: Record<Method, string[]> = {
@@ -56,6 +57,7 @@ export async function evaluateDataset(
       engram: report.neighbors.map((n) => n.file),
     };
     answersSum += report.neighbors.length;
+    asked += 1;
     for (const method of Object.keys(predicted) as Method[]) {
       const key = `${query.kind}\u0000${method}`;
       const list = results.get(key) ?? [];
@@ -107,7 +109,7 @@ export async function evaluateDataset(
   const notes = [
     `${name}: ${sessions.length} sessions replayed (${queried.length} queried, ` +
       `${new Set(queried.map((s) => s.projectId)).size} queried projects), ${calls} tool calls; ` +
-      `engram answered with ${(answersSum / Math.max(1, results.get('online\u0000engram')?.length ?? 1)).toFixed(1)} files on average (all queries)`,
+      `engram answered with ${(answersSum / Math.max(1, asked)).toFixed(1)} files on average over its ${asked} queries`,
   ];
   return { rows, notes };
 }
