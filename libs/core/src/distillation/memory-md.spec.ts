@@ -70,7 +70,7 @@ _Curated by Engram: 9 memories, last updated 2026-02-18._
     expect(md).toContain('_Curated by Engram: 1 memory, last updated 2026-02-18._');
     expect(md).toContain('## Hard Rules\n\n_Nothing yet._');
     expect(renderMemoryMd(distilled, { includeUnverified: true })).toContain(
-      'User rule: "Always run the auth tests',
+      'Rule: Always run the auth tests',
     );
   });
 

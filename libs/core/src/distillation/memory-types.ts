@@ -52,6 +52,7 @@ const BY_KIND: Readonly<Record<NonNullable<DistilledFact['kind']>, DistilledMemo
   preference: 'preference',
   correction: 'gotcha',
   decision: 'decision',
+  'state-change': 'decision',
   idea: 'pattern',
   'error-resolution': 'error_pattern',
   'error-unresolved': 'error_pattern',

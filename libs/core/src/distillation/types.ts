@@ -28,6 +28,7 @@ export const FACT_KINDS = [
   'preference',
   'correction',
   'decision',
+  'state-change',
   'idea',
   'error-resolution',
   'error-unresolved',

@@ -7,11 +7,15 @@ import type { DistilledFact, FactKind, Priority } from '../types';
 /**
  * User assertions (seed 001 rules 2 and 5): what the developer STATES is durable; what they ask is
  * not. Each sentence of a user prompt is classified, in this order: a question (skipped), a
- * correction, a rule, a decision (🔴 with a rationale, else 🟡), a preference, an idea. Patterns
- * run on the lower-cased sentence with typographic apostrophes made plain.
+ * correction, a rule, a decision (🔴 with a rationale, else 🟡), a state change (seed 001 rule 3:
+ * what replaced what, what is no longer so), a preference, an idea. Patterns run on the
+ * lower-cased sentence with typographic apostrophes made plain.
  */
 export interface Assertion {
-  kind: Extract<FactKind, 'rule' | 'preference' | 'correction' | 'decision' | 'idea'>;
+  kind: Extract<
+    FactKind,
+    'rule' | 'preference' | 'correction' | 'decision' | 'state-change' | 'idea'
+  >;
   priority: Priority;
   sentence: string;
 }
@@ -35,6 +39,19 @@ const RULE: readonly RegExp[] = [
   /\b(?:always|never)\s+(?:use|run|call|commit|push|import|add|write|put|keep|touch|edit|change|delete|merge|mock|skip|disable|force|rebase|deploy)\b/,
   /\bmake sure (?:to|you|we|that)\b/,
   /\bfrom now on\b/,
+  // "you don't need to git init", "no need to transpile", "instead, stage the changes".
+  /\b(?:you|we)\s+(?:don'?t|do\s+not|won'?t)\s+need\s+to\b/,
+  /\b(?:there'?s\s+)?no\s+need\s+(?:to|for)\b/,
+  new RegExp(`${LEAD}instead\\b`),
+];
+
+const STATE_CHANGE: readonly RegExp[] = [
+  /\bno\s+longer\b/,
+  /\bin\s+favou?r\s+of\b/,
+  /\b(?:we|i)(?:'ve|\s+have)?\s+(?:already\s+)?(?:moved|switched|migrated|replaced|removed|dropped|deprecated|upgraded|downgraded|renamed|retired)\b/,
+  /\b(?:we|i)\s+already\s+(?:have|use|run)\b/,
+  /\bis\s+(?:now\s+)?(?:enabled|disabled|on|off)\s+by\s+default\b/,
+  /\b(?:is|are)\s+(?:now\s+)?deprecated\b/,
 ];
 
 const PREFERENCE: readonly RegExp[] = [
@@ -50,6 +67,8 @@ const DECISION: readonly RegExp[] = [
   /\b(?:go|going)\s+with\b/,
   /\b(?:we|i)(?:\s+have|'ve)?\s+(?:decided|chose|agreed|settled)\b/,
   /\bdecision\s*:/,
+  // A choice stated with its alternative or its reason: "let's move X to Redis instead of Postgres".
+  /\b(?:let'?s|we'?ll|we\s+will|we\s+should)\b.+\b(?:instead\s+of|rather\s+than|because)\b/,
 ];
 
 const IDEA: readonly RegExp[] = [
@@ -105,6 +124,7 @@ export function classifySentence(sentence: string): Assertion | null {
   if (matches(DECISION)) {
     return { kind: 'decision', priority: RATIONALE.test(normalized) ? '🔴' : '🟡', sentence: text };
   }
+  if (matches(STATE_CHANGE)) return { kind: 'state-change', priority: '🔴', sentence: text };
   if (matches(PREFERENCE)) return { kind: 'preference', priority: '🔴', sentence: text };
   if (matches(IDEA)) return { kind: 'idea', priority: '🟢', sentence: text };
   return null;
@@ -139,14 +159,33 @@ export function sentencesOf(text: string): string[] {
 }
 
 const PHRASING: Readonly<Record<Assertion['kind'], string>> = {
-  correction: 'User corrected the agent',
-  rule: 'User rule',
-  preference: 'User preference',
+  correction: 'Correction',
+  rule: 'Rule',
+  preference: 'Preference',
   decision: 'Decision',
+  'state-change': 'Change',
   idea: 'Idea, not committed to',
 };
 
-/** One fact per assertion of the user prompts, quoting the user verbatim (seed 001 rule 5). */
+/** Words that only open the sentence ("no,", "ok so", "yes,"): the label says what it is. */
+const OPENERS =
+  /^(?:(?:no|nope|nah|wrong|actually|wait|ok(?:ay)?|yes|yeah|so|and|but|also|oh|hey|please|remember|note)\b[\s,.!:;—-]*)+/i;
+
+/** The user's sentence as a statement, in their words: markup and opening words gone. */
+export function statementOf(sentence: string): string {
+  const plain = sentence
+    .replace(/<\/?[a-z][\w-]*>/gi, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+  const opened = plain.replace(OPENERS, '').trim();
+  return wordCount(opened) >= MIN_WORDS ? opened : plain;
+}
+
+/**
+ * One fact per assertion of the user prompts: what it is (correction, rule, decision …) and the
+ * user's own words (seed 001 rule 5), e.g. "Correction: don't mock Date.now in the refresh test,
+ * use vitest fake timers instead of the manual clock stub".
+ */
 export function assertionFacts(userPrompts: readonly PromptEntry[]): DistilledFact[] {
   const facts: DistilledFact[] = [];
   for (const prompt of userPrompts) {
@@ -155,7 +194,7 @@ export function assertionFacts(userPrompts: readonly PromptEntry[]): DistilledFa
         priority: assertion.priority,
         time: prompt.time,
         at: prompt.timestamp,
-        text: `${PHRASING[assertion.kind]}: "${assertion.sentence}"`,
+        text: `${PHRASING[assertion.kind]}: ${statementOf(assertion.sentence)}`,
         kind: assertion.kind,
         sourceEventIds: [prompt.eventId],
         relatedFiles: filePathsIn(assertion.sentence),

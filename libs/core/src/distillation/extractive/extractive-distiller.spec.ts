@@ -46,12 +46,12 @@ describe('distillExtractively — golden: a debugging session', () => {
     expect(fact.relatedFiles).toEqual(['src/auth/cache.ts', 'src/auth/clock.ts']);
   });
 
-  it("should keep the user's correction verbatim, with what it corrects to, as 🔴", () => {
-    expect(find(distillation, 'User corrected the agent')).toMatchObject({
+  it("should keep the user's correction in their words, with what it corrects to, as 🔴", () => {
+    expect(find(distillation, 'Correction:')).toMatchObject({
       priority: '🔴',
       kind: 'correction',
       time: '09:03',
-      text: 'User corrected the agent: "No, don\'t touch the cache TTL. The real problem is the clock skew in src/auth/clock.ts."',
+      text: "Correction: don't touch the cache TTL. The real problem is the clock skew in src/auth/clock.ts.",
       sourceEventIds: ['sess-debug-p2'],
       relatedFiles: ['src/auth/clock.ts'],
     });
@@ -61,16 +61,16 @@ describe('distillExtractively — golden: a debugging session', () => {
     expect(find(distillation, 'Decision:')).toMatchObject({
       priority: '🔴',
       kind: 'decision',
-      text: 'Decision: "Let\'s use fake timers instead of real sleeps in these tests because the CI machines are slow."',
+      text: "Decision: Let's use fake timers instead of real sleeps in these tests because the CI machines are slow.",
     });
   });
 
   it('should keep a stated rule as 🔴', () => {
-    expect(find(distillation, 'User rule')).toMatchObject({
+    expect(find(distillation, 'Rule:')).toMatchObject({
       priority: '🔴',
       kind: 'rule',
       time: '09:07',
-      text: 'User rule: "Always run the auth tests with --no-file-parallelism from now on."',
+      text: 'Rule: Always run the auth tests with --no-file-parallelism from now on.',
     });
   });
 
@@ -82,13 +82,17 @@ describe('distillExtractively — golden: a debugging session', () => {
     });
   });
 
-  it('should keep files modified and why as 🟡, the why being the prompt that led to the edit', () => {
-    expect(find(distillation, 'Modified src/auth/clock.ts')).toMatchObject({
-      priority: '🟡',
+  it('should keep edits that serve a correction, a decision or no action as 🟢 bookkeeping only', () => {
+    // The correction is its own 🔴 fact; "Edited X for: …" would only repeat it in recall.
+    expect(find(distillation, 'Edited src/auth/clock.ts')).toMatchObject({
+      priority: '🟢',
       kind: 'file-change',
-      text: 'Modified src/auth/clock.ts (1 edit) for: "No, don\'t touch the cache TTL. The real problem is the clock skew in src/auth/clock.ts."',
+      text: 'Edited src/auth/clock.ts (1 edit) for: "No, don\'t touch the cache TTL. The real problem is the clock skew in src/auth/clock.ts."',
       sourceEventIds: ['sess-debug-p2', 'sess-debug-t6'],
     });
+    expect(
+      facts(distillation).filter((f) => f.kind === 'file-change' && f.priority !== '🟢'),
+    ).toEqual([]);
   });
 
   it('should keep routine exploration as 🟢 and not turn questions or chatter into facts', () => {
@@ -99,13 +103,13 @@ describe('distillExtractively — golden: a debugging session', () => {
 
   it('should have exactly these priorities, in time order', () => {
     expect(facts(distillation).map((f) => `${f.priority} ${f.kind}`)).toEqual([
-      '🟡 file-change',
+      '🟢 file-change',
       '🔴 correction',
       '🟢 exploration',
-      '🟡 file-change',
+      '🟢 file-change',
       '🔴 error-resolution',
       '🔴 decision',
-      '🟡 file-change',
+      '🟢 file-change',
       '🔴 command-fix',
       '🔴 rule',
     ]);
@@ -128,12 +132,12 @@ describe('distillExtractively — golden: a debugging session', () => {
     }
   });
 
-  it('should narrate intent keywords, hot files, outcome and duration', () => {
+  it('should narrate in sentences: the request, the work in words, the outcome and the lesson', () => {
     const [segment] = distillation.segments;
     expect(segment.narrative).toBe(
-      'Worked on test, auth, refresh, real: "The refresh token test in src/auth/refresh.spec.ts started failing after the upgrade, can you fix it". ' +
-        'Touched src/auth/clock.ts, src/auth/refresh.spec.ts, src/auth/cache.ts and 1 more (11 tool calls: 3 reads or searches, 8 edits or commands). ' +
-        'Outcome: success after 9 min; 2 failed calls along the way.',
+      'The user asked "The refresh token test in src/auth/refresh.spec.ts started failing after the upgrade, can you fix it". ' +
+        'Read 3 files, edited src/auth/cache.ts, src/auth/clock.ts and src/auth/refresh.spec.ts and ran the tests. ' +
+        "Done in 9 min; correction: don't touch the cache TTL. The real problem is the clock skew in src/auth/clock.ts.",
     );
     expect(segment.title).toBe(
       'The refresh token test in src/auth/refresh.spec.ts started failing…',
@@ -216,6 +220,115 @@ describe('distillExtractively', () => {
     );
     const d = distill(s.episodeClosed(), s.events());
     expect(formatDistillation(d)).not.toContain('sk-proj-abcdefghij');
-    expect(find(d, 'User rule').text).toContain('[REDACTED:');
+    expect(find(d, 'Rule:').text).toContain('[REDACTED:');
+  });
+
+  it('should report a request that led to edits as what was done, at 🟡', () => {
+    const s = new SessionBuilder('sess-limit', T0);
+    s.user(
+      'now add rate limiting to the public product search endpoint in src/api/search.ts, 20 requests per minute per ip',
+    );
+    s.tool('Read', { files: ['src/api/search.ts'] });
+    s.tool('Edit', { files: ['src/api/search.ts'] });
+    s.tool('Edit', { files: ['src/api/middleware.ts'] });
+    s.tool('Bash', { command: 'npm test -- search' });
+    const d = distill(s.episodeClosed(), s.events());
+    expect(find(d, 'Added rate limiting')).toMatchObject({
+      priority: '🟡',
+      kind: 'file-change',
+      text: 'Added rate limiting to the public product search endpoint in src/api/search.ts (20 requests per minute per ip); edited src/api/search.ts, src/api/middleware.ts',
+      relatedFiles: ['src/api/search.ts', 'src/api/middleware.ts'],
+    });
+    expect(d.segments[0].narrative).toBe(
+      'Added rate limiting to the public product search endpoint in src/api/search.ts (20 requests per minute per ip). ' +
+        'Read 1 file, edited src/api/search.ts and src/api/middleware.ts and ran the tests. Done in 1 min.',
+    );
+  });
+
+  it('should name a command run between a failure and its passing rerun as the fix', () => {
+    const s = new SessionBuilder('sess-browsers', T0);
+    s.user('run the e2e tests before we release');
+    s.tool('Bash', {
+      command: 'npm run test:e2e',
+      error: "> app@1.0.0 test:e2e\n\nError: browserType.launch: Executable doesn't exist",
+    });
+    s.tool('Bash', { command: 'npx playwright install chromium' });
+    s.tool('Bash', { command: 'npm run test:e2e' });
+    expect(find(distill(s.episodeClosed(), s.events()), 'test:e2e')).toMatchObject({
+      priority: '🔴',
+      kind: 'error-resolution',
+      text: '`npm run test:e2e` failed with "Error: browserType.launch: Executable doesn\'t exist"; fixed by running `npx playwright install chromium`, after which it passed',
+    });
+  });
+
+  it('should not count a refused call, a missing cd directory or a server stopped at the timeout as failures', () => {
+    const s = new SessionBuilder('sess-noise', T0);
+    s.user('start the app and check it serves the charts');
+    s.tool('Bash', {
+      command: 'git init',
+      error: "The user doesn't want to proceed with this tool use. The tool use was rejected.",
+    });
+    s.tool('Bash', {
+      command: 'cd web && npm start',
+      error: '(eval):cd:1: no such file or directory: web',
+    });
+    s.tool('Bash', {
+      command: 'npm start 2>&1 | head -20',
+      error:
+        'Command timed out after 2m 0.0s (node:1) ExperimentalWarning: Type Stripping is experimental\n\u001b[32minfo\u001b[39m: listening on every interface',
+    });
+    const d = distill(s.episodeClosed(), s.events());
+    expect(facts(d).filter((f) => f.kind !== 'exploration')).toEqual([]);
+  });
+
+  it('should keep routine shell failures (rm, mv, pkill …) at 🟢, out of the memories', () => {
+    const s = new SessionBuilder('sess-shell', T0);
+    s.user('move the charts into web/charts');
+    s.tool('Bash', {
+      command: 'mv charts/*.png web/charts/',
+      error: 'mv: web/charts/ is not a directory',
+    });
+    s.tool('Bash', { command: 'pkill -f "node server.ts"', error: 'Error' });
+    s.tool('Bash', { command: 'mkdir -p web/charts && mv charts/*.png web/charts/' });
+    const shell = facts(distill(s.episodeClosed(), s.events())).filter(
+      (f) => f.kind !== 'exploration',
+    );
+    expect(shell.map((f) => `${f.priority} ${f.kind}`)).toEqual([
+      '🟢 error-unresolved',
+      '🟢 command-fix',
+    ]);
+  });
+
+  it('should pick the line of an error message that says what failed, not a banner or a warning', () => {
+    const s = new SessionBuilder('sess-esm', T0);
+    s.user('convert the entry point to ESM');
+    s.tool('Bash', {
+      command: 'npm start',
+      error:
+        "(node:31) ExperimentalWarning: Type Stripping is an experimental feature\nnode:internal/modules/esm/resolve:274\n    throw new ERR_MODULE_NOT_FOUND(\n          ^\n\nError [ERR_MODULE_NOT_FOUND]: Cannot find module '/app/config.js'",
+    });
+    s.tool('Edit', { files: ['src/index.ts'] });
+    s.tool('Bash', { command: 'npm start' });
+    expect(find(distill(s.episodeClosed(), s.events()), 'npm start').text).toBe(
+      '`npm start` failed with "Error [ERR_MODULE_NOT_FOUND]: Cannot find module \'/app/config.js\'"; fixed by editing src/index.ts, after which it passed',
+    );
+  });
+
+  it('should keep a state change the user states (what replaced what) as a 🔴 decision', () => {
+    const s = new SessionBuilder('sess-state', T0);
+    s.user(
+      'We moved from Jest to Vitest last month, so the jest config is dead. Delete jest.config.js and drop the @types/jest dependency.',
+    );
+    s.tool('Edit', { files: ['package.json'] });
+    const d = distill(s.episodeClosed(), s.events());
+    expect(find(d, 'Change:')).toMatchObject({
+      priority: '🔴',
+      kind: 'state-change',
+      text: 'Change: We moved from Jest to Vitest last month, so the jest config is dead.',
+    });
+    expect(find(d, 'Deleted jest.config.js')).toMatchObject({
+      priority: '🟡',
+      text: 'Deleted jest.config.js and dropped the @types/jest dependency; edited package.json',
+    });
   });
 });

@@ -28,9 +28,10 @@ const MAX_TASK_CHARS = 200;
 
 /**
  * The distiller without an LLM (the default on a laptop): one segment per episode range of the
- * window, each with a narrative (intent keywords, hot files, outcome, duration) and facts from
- * user assertions, errors and their fixes, commands that worked after failing, files modified and
- * why, and the exploration done. Deterministic, and it never invents a time: every fact's time is
+ * window, each with a narrative (what was asked or done, the work in words, the outcome and the
+ * lesson) and facts that say what was learned: user assertions (corrections, rules, decisions,
+ * state changes), errors and their fixes, commands that worked after failing, and the changes
+ * made as reports of the requests they served; file bookkeeping and exploration stay 🟢. Deterministic, and it never invents a time: every fact's time is
  * the clock time of one of its source events.
  */
 export function distillExtractively(window: DistillationWindow): Distillation {
@@ -95,7 +96,7 @@ function distillSegment(
     segment: {
       episodeId: range.episodeId,
       title: segmentTitle(annotation),
-      narrative: narrativeOf(annotation, userPrompts),
+      narrative: narrativeOf(annotation, userPrompts, tools, facts),
       facts,
       sourceEventIds: entries.map((entry) => entry.eventId),
     },

@@ -2,16 +2,24 @@ import { wordCount } from '../../segmentation/intent-keywords';
 import { truncateChars } from '../tokens';
 import { oneLine, type PromptEntry, type ToolEntry } from '../transcript';
 import type { DistilledFact } from '../types';
+import { requestAsAction } from './actions';
+import { classifySentence, sentencesOf } from './assertions';
 import { listFiles } from './errors';
 
 /**
- * Files modified and why (seed 001 🟡 "Files are modified and why (not the diff, the intent)"):
- * successful edits and writes grouped by the user prompt that led to them. The reason is that
- * prompt; a terse one ("yes", "ok do it") borrows the last substantive prompt before it.
+ * What was changed (seed 001 🟡 "Files are modified and why (not the diff, the intent)"):
+ * successful edits and writes grouped by the user prompt that led to them (a terse prompt, "yes",
+ * "ok do it", borrows the last substantive one before it). A request that asks for an action
+ * becomes a report of it, the state a reader needs later: "Added rate limiting to the product
+ * search endpoint (20 requests per minute per ip); edited src/api/search.ts, src/api/middleware.ts"
+ * (🟡). Edits that serve a correction, rule or decision of the user are that assertion's fact,
+ * and edits that serve no recognisable request are bookkeeping: both are kept at 🟢 only (the
+ * memory store keeps 🟡 and above), so "Edited X for: …" never crowds recall.
  * Reads and searches never count; commands are covered by the error facts.
  */
 const TERSE_WORDS = 5;
 const MAX_REASON_CHARS = 200;
+const MAX_FILES = 3;
 
 interface EditGroup {
   reason: PromptEntry | null;
@@ -38,23 +46,40 @@ export function fileChangeFacts(
     group.last = entry;
     groups.set(key, group);
   }
-  return [...groups.values()].map((group) => ({
-    priority: '🟡',
-    time: group.last.time,
-    at: group.last.timestamp,
-    text: fileChangeText(group),
-    kind: 'file-change',
-    sourceEventIds:
-      group.reason === null ? group.eventIds : [group.reason.eventId, ...group.eventIds],
-    relatedFiles: group.files,
-  }));
+  return [...groups.values()].map((group) => {
+    const change = changeText(group);
+    return {
+      priority: change.reported ? '🟡' : '🟢',
+      time: group.last.time,
+      at: group.last.timestamp,
+      text: change.text,
+      kind: 'file-change',
+      sourceEventIds:
+        group.reason === null ? group.eventIds : [group.reason.eventId, ...group.eventIds],
+      relatedFiles: group.files,
+    };
+  });
 }
 
-function fileChangeText(group: EditGroup): string {
-  const edits = group.edits === 1 ? '1 edit' : `${group.edits} edits`;
-  const base = `Modified ${listFiles(group.files)} (${edits})`;
-  if (group.reason === null) return base;
-  return `${base} for: "${truncateChars(oneLine(group.reason.text), MAX_REASON_CHARS)}"`;
+/** The change as a report of the request it served, or as 🟢 bookkeeping. */
+function changeText(group: EditGroup): { text: string; reported: boolean } {
+  const files = `edited ${listFiles(group.files, MAX_FILES)}`;
+  // The sentences that state a correction, rule or decision are their own facts.
+  const request = sentencesOf(group.reason?.text ?? '')
+    .filter((sentence) => classifySentence(sentence) === null)
+    .join(' ');
+  const action = requestAsAction(request);
+  if (action !== null) return { text: `${action}; ${files}`, reported: true };
+  const base = `${files.charAt(0).toUpperCase()}${files.slice(1)} (${plural(group.edits, 'edit')})`;
+  if (group.reason === null) return { text: base, reported: false };
+  return {
+    text: `${base} for: "${truncateChars(oneLine(group.reason.text), MAX_REASON_CHARS)}"`,
+    reported: false,
+  };
+}
+
+function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
 }
 
 /** The user prompt an edit serves, or the last substantive one before it when that is terse. */

@@ -139,15 +139,19 @@ function timeOf(ref: FactRef): number {
   return ref.fact.at ?? ref.distillation.lastEntryAt ?? ref.distillation.triggerAt;
 }
 
-const QUOTED =
-  /^(?:User corrected the agent|User rule|User preference|Decision|Idea, not committed to): "(.*)"$/s;
+/** Assertion facts: "Rule: …" (now), and `User rule: "…"` as distillations stored before wrote. */
+const LABELLED = [
+  /^(?:User corrected the agent|User rule|User preference|Decision|Idea, not committed to): "(.*)"$/s,
+  /^(?:Correction|Rule|Preference|Decision|Change|Idea, not committed to): (?!")(.*)$/s,
+];
 
 /**
  * A fact as a MEMORY.md line: the user's own words for their assertions (without the
- * "User rule: …" wrapper or a leading "No," / "Actually,"), other facts as written.
+ * "Rule: …" label or a leading "No," / "Actually,"), other facts as written.
  */
 export function memoryLine(ref: Pick<FactRef, 'fact'>): string {
-  const match = QUOTED.exec(ref.fact.text);
+  const match =
+    LABELLED.map((pattern) => pattern.exec(ref.fact.text)).find((m) => m !== null) ?? null;
   if (match === null) return ref.fact.text;
   const words = match[1].replace(/^(?:no|nope|nah|actually|wait|wrong)\b[\s,.!:;—-]*/i, '').trim();
   const line = words === '' ? match[1] : words;
