@@ -1,6 +1,7 @@
 import type { Embedder } from '@engram/ai';
 import type { EngramConfig } from '@engram/config';
-import { observerSettings, segmenterSettings } from '@engram/core';
+import { observerSettings, segmenterSettings, type SegmentationMode } from '@engram/core';
+import { Logger } from '@nestjs/common';
 import { SqliteEventLog, SqliteObserverGraph } from '@engram/embedded';
 import {
   startEmbeddedDistiller,
@@ -27,7 +28,11 @@ import {
   startEmbeddedSegmenter,
   type EmbeddedSegmenter,
 } from '../../segmenter/src/segmenter.embedded';
-import { prefixedTopics } from '../../segmenter/src/segmenter.module';
+import {
+  continuityAssessorOf,
+  prefixedTopics,
+  promptEmbedderOf,
+} from '../../segmenter/src/segmenter.module';
 
 export interface EmbeddedServicesOptions {
   config: EngramConfig;
@@ -71,9 +76,11 @@ export async function startEmbeddedServices(
   const graph = SqliteObserverGraph.open({ dataDir, rule: settings });
   const sweepIntervalMs = options.sweepIntervalMs ?? config.segmenter.sweepIntervalMs;
   const embedder = options.retrievalEmbedder ?? (await embeddedEmbedder());
+  const segmentation = embeddedSegmentation(config, embedder);
   const segmenter = await startEmbeddedSegmenter({
     log,
     settings: segmenterSettings({
+      mode: segmentation.mode,
       inactivityTimeoutMinutes: config.segmenter.inactivityMinutes,
       inactivityTimeoutByChannel: config.segmenter.inactivityByChannel,
       inactivityTimeoutByTenant: config.segmenter.inactivityByTenant,
@@ -83,6 +90,8 @@ export async function startEmbeddedServices(
     partitions: config.segmenter.partitions,
     sweepIntervalMs,
     retry: config.retry,
+    ...(segmentation.embed && { embed: segmentation.embed }),
+    assessor: continuityAssessorOf(options.llm === undefined ? config.llm : options.llm),
   });
   const observer = await startEmbeddedObserver({
     log,
@@ -131,4 +140,22 @@ export async function startEmbeddedServices(
       log.close();
     },
   };
+}
+
+/**
+ * The configured segmentation mode (ENGRAM_SEGMENTER_MODE, hybrid by default) with the process's
+ * embedder; without the model, hybrid falls back to keyword (said in the log), as recall falls
+ * back to BM25, so the one-laptop install runs before `npm run models:setup`.
+ */
+function embeddedSegmentation(
+  config: EngramConfig,
+  embedder: Embedder,
+  logger: { warn(message: string): void } = new Logger('Segmenter'),
+): { mode: SegmentationMode; embed?: (texts: string[]) => Promise<number[][]> } {
+  if (config.segmenter.mode === 'keyword') return { mode: 'keyword' };
+  if (embedder === LEXICAL_ONLY_EMBEDDER) {
+    logger.warn('hybrid segmentation needs the embedding model: segmenting by keywords');
+    return { mode: 'keyword' };
+  }
+  return { mode: 'hybrid', embed: promptEmbedderOf(embedder) };
 }

@@ -1,9 +1,11 @@
 import {
-  createEmbedder,
+  EmbedderModule,
   LlmContinuityAssessorClient,
   OpenAiCompatibleChatClient,
+  SharedEmbedder,
+  type Embedder,
 } from '@engram/ai';
-import { loadConfig } from '@engram/config';
+import { loadConfig, type EngramConfig } from '@engram/config';
 import { segmenterSettings } from '@engram/core';
 import {
   Injectable,
@@ -29,23 +31,36 @@ export function prefixedTopics(prefix: string): SegmenterTopics {
   };
 }
 
+/** With an LLM configured, new threads are also judged by it (seed 004 §2.3), 10 s at most. */
+export function continuityAssessorOf(
+  llm: EngramConfig['llm'],
+): LlmContinuityAssessorClient | undefined {
+  return llm
+    ? new LlmContinuityAssessorClient(
+        new OpenAiCompatibleChatClient({ ...llm, timeoutMs: 10_000, maxAttempts: 2 }),
+      )
+    : undefined;
+}
+
+/** Hybrid segmentation's embedding call: the prompts' vectors as plain arrays (the changelog is JSON). */
+export function promptEmbedderOf(embedder: Embedder): (texts: string[]) => Promise<number[][]> {
+  return async (texts) => (await embedder.embed(texts)).map((vector) => Array.from(vector));
+}
+
 /** Runs the segmenter for the life of the Nest application; stops it (drain, commit) on shutdown. */
 @Injectable()
 export class SegmenterService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(SegmenterService.name);
   private runtime?: SegmenterRuntime;
 
+  constructor(private readonly embedders: SharedEmbedder) {}
+
   async onApplicationBootstrap(): Promise<void> {
     const config = loadConfig();
     // Hybrid mode embeds every user prompt with the local model (`npm run models:setup`);
     // a missing model stops start-up with that command in the message.
-    const embedder = config.segmenter.mode === 'hybrid' ? await createEmbedder() : null;
-    // With an LLM configured, new threads are also judged by it (seed 004 §2.3), 10 s at most.
-    const assessor = config.llm
-      ? new LlmContinuityAssessorClient(
-          new OpenAiCompatibleChatClient({ ...config.llm, timeoutMs: 10_000, maxAttempts: 2 }),
-        )
-      : undefined;
+    const embedder = config.segmenter.mode === 'hybrid' ? await this.embedders.get() : null;
+    const assessor = continuityAssessorOf(config.llm);
     this.runtime = await startSegmenter({
       brokers: config.kafka.brokers,
       registryUrl: config.schemaRegistry.url,
@@ -62,10 +77,7 @@ export class SegmenterService implements OnApplicationBootstrap, OnApplicationSh
       retry: config.retry,
       sweepIntervalMs: config.segmenter.sweepIntervalMs,
       ...(assessor && { assessor }),
-      ...(embedder && {
-        embed: async (texts: string[]) =>
-          (await embedder.embed(texts)).map((vector) => Array.from(vector)),
-      }),
+      ...(embedder && { embed: promptEmbedderOf(embedder) }),
     });
     this.logger.log(`segmenter running (group ${config.topicPrefix + config.segmenter.groupId})`);
   }
@@ -75,5 +87,5 @@ export class SegmenterService implements OnApplicationBootstrap, OnApplicationSh
   }
 }
 
-@Module({ providers: [SegmenterService] })
+@Module({ imports: [EmbedderModule], providers: [SegmenterService] })
 export class SegmenterModule {}

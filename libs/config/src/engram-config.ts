@@ -29,7 +29,7 @@ const envSchema = z.object({
     .string()
     .regex(/^[a-zA-Z0-9._-]*$/, 'letters, digits, ".", "_" and "-" only')
     .default(''),
-  ENGRAM_SEGMENTER_MODE: z.enum(['keyword', 'hybrid']).default('keyword'),
+  ENGRAM_SEGMENTER_MODE: z.enum(['keyword', 'hybrid']).default('hybrid'),
   ENGRAM_SEGMENTER_GROUP_ID: z.string().min(1).default('engram-segmenter'),
   ENGRAM_SEGMENTER_INSTANCE_ID: z.string().min(1).default('0'),
   ENGRAM_SEGMENTER_PARTITIONS: z.coerce.number().int().min(1).max(1000).default(3),
