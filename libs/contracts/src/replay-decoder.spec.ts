@@ -2,7 +2,12 @@ import { InvalidEventError } from '@engram/core';
 import { describe, expect, it } from 'vitest';
 import { avroTypeOfTopic } from './avro-schemas';
 import { toAvroValue } from './avro-values';
-import { decodeReplayLine, decodeReplayLines, ReplayLineError } from './replay-decoder';
+import {
+  decodeReplayLine,
+  decodeReplayLineBytes,
+  decodeReplayLines,
+  ReplayLineError,
+} from './replay-decoder';
 import { EVENT_FIXTURES } from './testing/event-fixtures';
 import { RECORD_NAMES } from './topics';
 
@@ -253,5 +258,44 @@ describe('decodeReplayLines', () => {
     expect(events.map((e) => e.line)).toEqual([1, 4]);
     expect(errors.map((e) => e.line)).toEqual([3, 6]);
     expect(errors[0].raw).toBe('{oops');
+  });
+});
+
+describe('decodeReplayLineBytes', () => {
+  const good = line({
+    type: 'SessionEnded',
+    ...ENVELOPE,
+    timestamp: 1,
+    userMessageCount: 1,
+    durationS: 1,
+  });
+
+  it('should drop a UTF-8 byte order mark on line 1 (it failed line 1 before)', () => {
+    const bytes = Buffer.from(`\uFEFF${good}\r`);
+    expect(decodeReplayLineBytes(bytes, 1)).toBe(good);
+    expect(decodeReplayLines(`\uFEFF${good}\n`).events).toHaveLength(1);
+    // Elsewhere a BOM is content, and the line is reported.
+    expect(() => decodeReplayLine(decodeReplayLineBytes(bytes, 2), 2)).toThrow(/^line 2: /);
+  });
+
+  it('should report invalid UTF-8 with its line and column, not turn it into U+FFFD', () => {
+    const bytes = Buffer.concat([
+      Buffer.from('{"text":"caf'),
+      Buffer.from([0xe9]),
+      Buffer.from('"}'),
+    ]);
+    let error: unknown;
+    try {
+      decodeReplayLineBytes(bytes, 7);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ReplayLineError);
+    expect((error as ReplayLineError).message).toBe(
+      'line 7: not valid UTF-8 (first bad byte at column 13)',
+    );
+    expect(decodeReplayLineBytes(Buffer.from('{"text":"café ✓ 𝄞"}'), 1)).toBe(
+      '{"text":"café ✓ 𝄞"}',
+    );
   });
 });

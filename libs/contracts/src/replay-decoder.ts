@@ -87,6 +87,49 @@ export function decodeReplayLine(
   return { line, topic: spec.topic as TopicName, key, event };
 }
 
+const UTF8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+const UTF8_LOSSY = new TextDecoder('utf-8', { ignoreBOM: true });
+const BOM = '\uFEFF';
+
+/**
+ * The text of one replay line from its bytes (without the newline). A UTF-8 byte order mark on
+ * line 1 is dropped (editors on Windows write one); bytes that are not UTF-8 are an error naming
+ * the line and the byte — never silently turned into U+FFFD. Throws ReplayLineError.
+ */
+export function decodeReplayLineBytes(bytes: Uint8Array, line: number): string {
+  let text: string;
+  try {
+    text = UTF8.decode(bytes);
+  } catch {
+    const raw = UTF8_LOSSY.decode(bytes);
+    throw new ReplayLineError(
+      line,
+      null,
+      null,
+      `not valid UTF-8 (first bad byte at column ${firstInvalidUtf8(bytes) + 1})`,
+      raw,
+    );
+  }
+  if (line === 1 && text.startsWith(BOM)) text = text.slice(1);
+  return text.endsWith('\r') ? text.slice(0, -1) : text;
+}
+
+/** The index of the first byte that does not start or continue a valid UTF-8 sequence. */
+function firstInvalidUtf8(bytes: Uint8Array): number {
+  for (let i = 0; i < bytes.length;) {
+    const b = bytes[i];
+    const length = b < 0x80 ? 1 : b >= 0xc2 && b < 0xe0 ? 2 : b >= 0xe0 && b < 0xf0 ? 3 : 4;
+    if (b >= 0xf5 || (b >= 0x80 && b < 0xc2)) return i;
+    try {
+      UTF8.decode(bytes.subarray(i, i + length));
+    } catch {
+      return i;
+    }
+    i += length;
+  }
+  return bytes.length;
+}
+
 /**
  * Decodes a whole replay file (JSON lines; blank lines are skipped). Bad lines never stop the
  * decoding: they come back in `errors`, in line order, for reporting and the dead-letter topic.
@@ -97,7 +140,7 @@ export function decodeReplayLines(
 ): { events: ReplayEvent[]; errors: ReplayLineError[] } {
   const events: ReplayEvent[] = [];
   const errors: ReplayLineError[] = [];
-  content.split(/\r?\n/).forEach((text, i) => {
+  (content.startsWith(BOM) ? content.slice(1) : content).split(/\r?\n/).forEach((text, i) => {
     if (text.trim() === '') return;
     try {
       events.push(decodeReplayLine(text, i + 1, options));

@@ -4,6 +4,7 @@ export * from './math/vectors';
 export * from './memory';
 export * from './ports';
 export * from './reliability/dead-letter';
+export * from './reliability/dead-letter-report';
 export * from './reliability/retry-loop';
 export * from './reliability/retry-policy';
 export * from './reliability/sweep-timer';

@@ -13,12 +13,21 @@ import {
   type TopicCodec,
 } from '@engram/kafka';
 import type { Admin } from 'kafkajs';
+import { ensureEmbeddedDistillerTopics } from '../../../distiller/src/distiller.embedded';
+import { prefixedDistillerTopics } from '../../../distiller/src/distiller.runtime';
+import { ensureEmbeddedObserverTopics } from '../../../observer/src/observer.embedded';
+import { prefixedObserverTopics } from '../../../observer/src/observer.runtime';
+import { ensureEmbeddedSegmenterTopics } from '../../../segmenter/src/segmenter.embedded';
+import { prefixedTopics } from '../../../segmenter/src/segmenter.module';
+import { embeddedDeadLetters, type DeadLetterStore } from '../dead-letters';
 
 /** Where `engram replay` writes: the embedded log or the configured Kafka. */
 export interface ReplayTarget {
   port: EventLogPort;
   /** A line that failed validation, kept in `<topic>.dlq` (or engram.replay.dlq). */
   deadLetter(error: ReplayLineError, topic: string): Promise<void>;
+  /** The log's dead letters (every `<topic>.dlq`), where the target can read them. */
+  deadLetters?: DeadLetterStore;
   /** The group's committed offset per partition of `topic` (0 when none). */
   committedOffsets(groupId: string, topic: string): Promise<Map<number, number>>;
   close(): Promise<void>;
@@ -45,13 +54,25 @@ async function ensureContractTopics(config: EngramConfig, port: EventLogPort): P
   }
 }
 
+/** The topics of the embedded services (segmenter, observer, distiller; the indexer's are among them). */
+export function ensureEmbeddedServiceTopics(log: SqliteEventLog, config: EngramConfig): void {
+  const partitions = config.segmenter.partitions;
+  ensureEmbeddedSegmenterTopics(log, prefixedTopics(config.topicPrefix), partitions);
+  ensureEmbeddedObserverTopics(log, prefixedObserverTopics(config.topicPrefix), partitions);
+  ensureEmbeddedDistillerTopics(log, prefixedDistillerTopics(config.topicPrefix), partitions);
+}
+
 export async function embeddedTarget(config: EngramConfig, dataDir: string): Promise<ReplayTarget> {
   const log = SqliteEventLog.open({ dataDir });
   const port = new SqliteEventLogAdapter(log);
   await ensureContractTopics(config, port);
+  // Every service's topics, as `engram start` creates them: `--wait` reads their offsets, and
+  // a data dir that `engram start` never ran on has none yet.
+  ensureEmbeddedServiceTopics(log, config);
   log.ensureTopic(config.topicPrefix + REPLAY_DLQ_SOURCE, 1, { withDeadLetter: true });
   return {
     port,
+    deadLetters: embeddedDeadLetters(log),
     deadLetter(error, topic) {
       log.append(`${topic}.dlq`, [
         {

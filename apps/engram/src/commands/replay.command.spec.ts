@@ -1,12 +1,12 @@
 import { parseConfig } from '@engram/config';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { recordedStream } from '../../../../test/integration/support/recorded-sessions';
 import { startEmbeddedServices } from '../embedded-services';
-import { runReplay, serviceGroups } from './replay.command';
+import { fileLines, REPLAY_EXIT, replayExitCode, runReplay, serviceGroups } from './replay.command';
 import { embeddedTarget } from './replay-targets';
 
 describe('engram replay (embedded)', () => {
@@ -40,7 +40,12 @@ describe('engram replay (embedded)', () => {
         wait: { groups: serviceGroups(config), timeoutMs: 30_000 },
       });
       const events = stream.prompts.length + stream.toolCalls.length + stream.lifecycle.length;
-      expect(summary).toEqual({ published: events, rejected: 2, caughtUp: true });
+      expect(summary).toEqual({
+        published: events,
+        rejected: 2,
+        caughtUp: true,
+        deadLettered: [],
+      });
       expect(reported).toMatch(
         new RegExp(`^line ${stream.prompts.length + 1}: PromptSubmitted`, 'm'),
       );
@@ -64,4 +69,121 @@ describe('engram replay (embedded)', () => {
     }
     // Starts every service and waits for all of them: seconds on a loaded 2-core machine.
   }, 60_000);
+
+  it('should report what the services dead-lettered during --wait, and exit 5 for it', async () => {
+    // Issue 19 finding 5: replay --wait printed "every event processed" and exited 0 when the
+    // segmenter had dead-lettered a 10 MB turn.
+    const dir = mkdtempSync(join(tmpdir(), 'engram-replay-'));
+    dirs.push(dir);
+    const config = parseConfig({});
+    const services = await startEmbeddedServices({ config, dataDir: dir, sweepIntervalMs: 100 });
+    const stream = recordedStream(1);
+    const [first] = stream.prompts;
+    const huge = { ...first, eventId: 'huge-1', promptId: first.promptId + 1000 };
+    const file = join(dir, 'events.jsonl');
+    writeFileSync(
+      file,
+      [
+        ...stream.prompts.map((e) => JSON.stringify(e)),
+        JSON.stringify({ ...huge, text: 'y'.repeat(200_000) }),
+      ].join('\n'),
+    );
+    const target = await embeddedTarget(config, dir);
+    try {
+      const summary = await runReplay({
+        config,
+        file,
+        target,
+        errors: new PassThrough(),
+        wait: { groups: serviceGroups(config), timeoutMs: 30_000 },
+      });
+      expect(summary.caughtUp).toBe(true);
+      expect(summary.deadLettered).toEqual([
+        {
+          topic: 'agent.prompts.v1.dlq',
+          errorClass: 'InvalidEventError',
+          count: 1,
+          example: expect.stringMatching(/over the limit/) as string,
+        },
+      ]);
+      expect(replayExitCode(summary)).toBe(REPLAY_EXIT.deadLettered);
+    } finally {
+      await target.close();
+      await services.stop();
+    }
+  }, 60_000);
+
+  it('should accept a BOM on line 1 and report invalid UTF-8 with its line, streaming the file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'engram-replay-'));
+    dirs.push(dir);
+    const config = parseConfig({});
+    const stream = recordedStream(1);
+    const [a, b] = stream.prompts;
+    // Line 2 holds a lone 0xE9 byte (Latin-1 "é"), which is not UTF-8.
+    const second = JSON.stringify({ ...b, text: 'cafX' });
+    const cut = second.indexOf('cafX') + 3;
+    const file = join(dir, 'events.jsonl');
+    writeFileSync(
+      file,
+      Buffer.concat([
+        Buffer.from(`\uFEFF${JSON.stringify(a)}\r\n${second.slice(0, cut)}`),
+        Buffer.from([0xe9]),
+        Buffer.from(`${second.slice(cut + 1)}\n`),
+      ]),
+    );
+    const errors = new PassThrough();
+    let reported = '';
+    errors.on('data', (chunk: Buffer) => (reported += chunk.toString()));
+    const target = await embeddedTarget(config, dir);
+    try {
+      const summary = await runReplay({ config, file, target, errors });
+      expect(summary).toMatchObject({ published: 1, rejected: 1 });
+      expect(reported).toMatch(/^line 2: not valid UTF-8 \(first bad byte at column \d+\)$/m);
+      expect(reported).not.toMatch(/line 1/);
+    } finally {
+      await target.close();
+    }
+  });
+
+  it('should wait on a fresh data dir without engram start instead of failing on a missing topic', async () => {
+    // Before: "topic observer.project-work.v1 does not exist; create it with ensureTopic".
+    const dir = mkdtempSync(join(tmpdir(), 'engram-replay-'));
+    dirs.push(dir);
+    const config = parseConfig({});
+    const target = await embeddedTarget(config, dir);
+    try {
+      const summary = await runReplay({
+        config,
+        content: JSON.stringify(recordedStream(1).prompts[0]),
+        target,
+        errors: new PassThrough(),
+        wait: { groups: serviceGroups(config), timeoutMs: 300 },
+      });
+      expect(summary).toMatchObject({ published: 1, caughtUp: false });
+      expect(replayExitCode(summary)).toBe(REPLAY_EXIT.timedOut);
+    } finally {
+      await target.close();
+    }
+  });
+});
+
+describe('fileLines', () => {
+  it('should split lines across chunk boundaries and keep lines longer than a chunk whole', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'engram-lines-'));
+    try {
+      const long = 'z'.repeat(200_000);
+      const file = join(dir, 'f');
+      writeFileSync(file, `a\n${long}\n\nlast`);
+      const lines: [number, string][] = [];
+      for await (const { line, bytes } of fileLines(file)) lines.push([line, bytes.toString()]);
+      expect(lines).toEqual([
+        [1, 'a'],
+        [2, long],
+        [3, ''],
+        [4, 'last'],
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -1,13 +1,21 @@
 import { loadConfig, type EngramConfig } from '@engram/config';
 import {
+  decodeReplayLine,
+  decodeReplayLineBytes,
   decodeReplayLines,
+  ReplayLineError,
   topicOfRecord,
   type ReplayEvent,
-  type ReplayLineError,
   type Typed,
 } from '@engram/contracts';
+import {
+  countDeadLetters,
+  deadLetterView,
+  REPLAY_DEAD_LETTER_SERVICE,
+  type DeadLetterCount,
+} from '@engram/core';
 import type { Command } from 'commander';
-import { readFile } from 'node:fs/promises';
+import { createReadStream, existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { DEFAULT_DISTILLER_GROUP } from '../../../distiller/src/distiller.runtime';
@@ -15,6 +23,7 @@ import { DEFAULT_DISTILLER_TOPICS } from '../../../distiller/src/distiller.stage
 import { DEFAULT_OBSERVER_GROUP } from '../../../observer/src/observer.runtime';
 import { DEFAULT_OBSERVER_TOPICS } from '../../../observer/src/observer.stage';
 import { DEFAULT_INDEXER_GROUP_ID } from '../../../retrieval/src/retrieval.runtime';
+import { deadLettersSince } from '../dead-letters';
 import { progressBar, type Progress } from '../progress';
 import {
   distributedTarget,
@@ -29,11 +38,39 @@ export interface ReplaySummary {
   rejected: number;
   /** Whether every consumer group caught up (only with `wait`). */
   caughtUp: boolean | null;
+  /**
+   * With `wait`: what the services dead-lettered while this replay was processed, per topic and
+   * reason (the replay's own rejected lines are in `rejected`, not here); null without `wait` or
+   * when the target cannot read its dead letters.
+   */
+  deadLettered: DeadLetterCount[] | null;
+}
+
+/** `engram replay`'s exit codes (README). */
+export const REPLAY_EXIT = {
+  ok: 0,
+  /** Some lines were rejected (reported with their line numbers, in the DLQ). */
+  rejectedLines: 3,
+  /** `--wait` timed out. */
+  timedOut: 4,
+  /** `--wait`: the services dead-lettered some of the events. */
+  deadLettered: 5,
+} as const;
+
+/** The exit code of a replay or import: time-out first, then rejected lines, then dead letters. */
+export function replayExitCode(summary: Omit<ReplaySummary, 'published'>): number {
+  if (summary.caughtUp === false) return REPLAY_EXIT.timedOut;
+  if (summary.rejected > 0) return REPLAY_EXIT.rejectedLines;
+  if ((summary.deadLettered?.length ?? 0) > 0) return REPLAY_EXIT.deadLettered;
+  return REPLAY_EXIT.ok;
 }
 
 export interface ReplayRun {
   config: EngramConfig;
-  content: string;
+  /** The file's content; `file` (streamed) is the CLI's way. */
+  content?: string;
+  /** A replay file, read as a stream: memory stays constant whatever its size. */
+  file?: string;
   target: ReplayTarget;
   errors: NodeJS.WritableStream;
   /** Wait until these groups' committed offsets reach the end of the topics they consume. */
@@ -56,8 +93,50 @@ export interface WaitGroup {
  * order; every invalid line reported with its number and dead-lettered, never dropped.
  */
 export async function runReplay(run: ReplayRun): Promise<ReplaySummary> {
-  const { events, errors } = decodeReplayLines(run.content);
+  if (run.file !== undefined) {
+    return publishReplayStream(run, decodeReplayStream(fileLines(run.file)));
+  }
+  const { events, errors } = decodeReplayLines(run.content ?? '');
   return publishReplay(run, events, errors);
+}
+
+/**
+ * The lines of a file as bytes (without the newline), 1-based, read in 64 KiB chunks: only one
+ * line is held at a time. Bytes, not text, so that invalid UTF-8 is seen (decodeReplayLineBytes)
+ * rather than turned into U+FFFD by a decoding stream.
+ */
+export async function* fileLines(path: string): AsyncGenerator<{ line: number; bytes: Buffer }> {
+  let pending: Buffer[] = [];
+  let line = 0;
+  for await (const chunk of createReadStream(path, { highWaterMark: 64 * 1024 })) {
+    const bytes = chunk as Buffer;
+    let start = 0;
+    for (let end = bytes.indexOf(10, start); end !== -1; end = bytes.indexOf(10, start)) {
+      pending.push(bytes.subarray(start, end));
+      yield { line: ++line, bytes: Buffer.concat(pending) };
+      pending = [];
+      start = end + 1;
+    }
+    if (start < bytes.length) pending.push(Buffer.from(bytes.subarray(start)));
+  }
+  const last = Buffer.concat(pending);
+  if (last.length > 0) yield { line: line + 1, bytes: last };
+}
+
+/** Replay lines → events or line errors, in file order (blank lines skipped). */
+export async function* decodeReplayStream(
+  lines: AsyncIterable<{ line: number; bytes: Uint8Array }>,
+): AsyncGenerator<ReplayEvent | ReplayLineError> {
+  for await (const { line, bytes } of lines) {
+    try {
+      const text = decodeReplayLineBytes(bytes, line);
+      if (text.trim() === '') continue;
+      yield decodeReplayLine(text, line);
+    } catch (error) {
+      if (!(error instanceof ReplayLineError)) throw error;
+      yield error;
+    }
+  }
 }
 
 /**
@@ -70,36 +149,91 @@ export async function publishReplay(
   /** Lines that could not become events: reported, then kept in a dead-letter topic. */
   rejected: readonly ReplayLineError[],
 ): Promise<ReplaySummary> {
+  return publishReplayStream(run, [...rejected, ...events], events.length);
+}
+
+/** Events per publish call (and the most a replay holds in memory). */
+const REPLAY_BATCH = 1_000;
+
+/**
+ * publishReplay over a stream of decoded lines, in order: a rejected line is reported and
+ * dead-lettered when it comes, events are published in runs of one topic (at most REPLAY_BATCH).
+ * With `wait`, the services' dead-letter topics are read before and after, and what they
+ * dead-lettered in between is counted per topic and reason.
+ */
+export async function publishReplayStream(
+  run: Omit<ReplayRun, 'content'>,
+  items: AsyncIterable<ReplayEvent | ReplayLineError> | Iterable<ReplayEvent | ReplayLineError>,
+  total?: number,
+): Promise<ReplaySummary> {
   const { config, target } = run;
-  for (const error of rejected) {
-    run.errors.write(`${error.message}\n`);
-    const topic = error.recordType
-      ? topicOfRecord(error.recordType as Typed['type']).topic
-      : REPLAY_DLQ_SOURCE;
-    await target.deadLetter(error, config.topicPrefix + topic);
-  }
+  const deadLetterStore = run.wait ? target.deadLetters : undefined;
+  const before = deadLetterStore ? await deadLetterStore.ends() : null;
+  const bar = run.progress?.('publishing');
+  if (total !== undefined) bar?.total(total);
+  let published = 0;
+  let rejected = 0;
   // File order across topics: a tool call recorded before the next prompt is published before
   // it, as the agent did (the segmenter annotates an episode with what arrived before its close).
-  const runs: { topic: string; events: Typed[] }[] = [];
-  for (const { topic, event } of events) {
-    const last = runs[runs.length - 1];
-    if (last?.topic === topic && last.events.length < 1_000) last.events.push(event);
-    else runs.push({ topic, events: [event] });
-  }
-  const bar = run.progress?.('publishing');
-  bar?.total(events.length);
+  const batch: { topic: string; events: Typed[] } = { topic: '', events: [] };
+  const flush = async () => {
+    if (batch.events.length === 0) return;
+    const events = batch.events.splice(0);
+    await target.port.publish(prefixedCodec(config, batch.topic), events);
+    published += events.length;
+    if (total === undefined) bar?.total(published);
+    bar?.advance(events.length);
+  };
   try {
-    for (const { topic, events: batch } of runs) {
-      await target.port.publish(prefixedCodec(config, topic), batch);
-      bar?.advance(batch.length);
+    for await (const item of items) {
+      // A line error (ReplayLineError, or import's TranscriptLineError of the same shape).
+      if (!('event' in item)) {
+        rejected += 1;
+        run.errors.write(`${item.message}\n`);
+        const topic = item.recordType
+          ? topicOfRecord(item.recordType as Typed['type']).topic
+          : REPLAY_DLQ_SOURCE;
+        await target.deadLetter(item, config.topicPrefix + topic);
+        continue;
+      }
+      if (batch.topic !== item.topic || batch.events.length >= REPLAY_BATCH) await flush();
+      batch.topic = item.topic;
+      batch.events.push(item.event);
     }
+    await flush();
   } finally {
     bar?.stop();
   }
   const caughtUp = run.wait
     ? await waitForServices(target, run.wait, run.progress?.('processing'))
     : null;
-  return { published: events.length, rejected: rejected.length, caughtUp };
+  const deadLettered =
+    deadLetterStore && before
+      ? countDeadLetters(
+          (await deadLettersSince(deadLetterStore, before))
+            .map(deadLetterView)
+            .filter((view) => view.service !== REPLAY_DEAD_LETTER_SERVICE),
+        )
+      : null;
+  return { published, rejected, caughtUp, deadLettered };
+}
+
+/** What the services dead-lettered, for stderr: one line per topic and reason. */
+export function formatDeadLettered(counts: readonly DeadLetterCount[]): string {
+  const total = counts.reduce((sum, count) => sum + count.count, 0);
+  return [
+    `the services dead-lettered ${total} record(s) (engram dlq list shows them):`,
+    ...counts.map(
+      (count) =>
+        `  ${count.count} × ${count.topic}: ${count.errorClass}` +
+        (count.example ? ` (e.g. ${truncateLine(count.example, 160)})` : ''),
+    ),
+  ].join('\n');
+}
+
+function truncateLine(text: string, max: number): string {
+  const line = text.replace(/\s+/g, ' ');
+  return line.length <= max ? line : `${line.slice(0, max - 1)}…`;
 }
 
 /**
@@ -218,14 +352,18 @@ export function registerReplayCommand(program: Command): void {
         distributed?: boolean;
       }) => {
         const config = loadConfig();
-        const content = await readFile(options.file, 'utf8');
+        if (!existsSync(options.file)) {
+          console.error(`no such file: ${options.file}`);
+          process.exitCode = 2;
+          return;
+        }
         const target = options.distributed
           ? await distributedTarget(config)
           : await embeddedTarget(config, options.dataDir);
         try {
           const summary = await runReplay({
             config,
-            content,
+            file: options.file,
             target,
             errors: process.stderr,
             progress: cliProgress,
@@ -239,14 +377,19 @@ export function registerReplayCommand(program: Command): void {
           console.log(
             `${summary.published} event(s) published, ${summary.rejected} line(s) rejected ` +
               `to the dead-letter topics` +
-              (summary.caughtUp === true ? '; every event processed' : ''),
+              (summary.caughtUp === true
+                ? summary.deadLettered?.length
+                  ? '; every event processed, some dead-lettered by the services'
+                  : '; every event processed'
+                : ''),
           );
           if (summary.caughtUp === false) {
             console.error(
               'timed out waiting for the services to process the events: is `engram start` running?',
             );
-            process.exitCode = 4;
-          } else if (summary.rejected > 0) process.exitCode = 3;
+          }
+          if (summary.deadLettered?.length) console.error(formatDeadLettered(summary.deadLettered));
+          process.exitCode = replayExitCode(summary);
         } finally {
           await target.close();
         }
