@@ -2,9 +2,10 @@ import type { Metadata } from '@grpc/grpc-js';
 import {
   InvalidRecallRequestError,
   normaliseProjectPath,
+  predictFileNeighbours,
   ProjectPathError,
   type CoAccessReader,
-  type GraphCoAccessNeighbour,
+  type RankedFileNeighbour,
   type TenantTokens,
 } from '@engram/core';
 import { Controller, Inject } from '@nestjs/common';
@@ -53,7 +54,7 @@ export function fileNeighborsQuery(request: GetFileNeighborsRequestMessage, tena
   return { tenantId, projectId, path, k: k === 0 ? DEFAULT_K : k };
 }
 
-function neighbourMessage(n: GraphCoAccessNeighbour) {
+function neighbourMessage(n: RankedFileNeighbour) {
   return {
     path: n.file,
     weight: n.weight,
@@ -62,6 +63,8 @@ function neighbourMessage(n: GraphCoAccessNeighbour) {
     direction: n.direction,
     avgTimeDeltaMs: n.avgTimeDeltaMs,
     lastObservedAtMs: n.lastObservedAt,
+    score: n.score,
+    source: n.source,
   };
 }
 
@@ -107,7 +110,7 @@ export class FileNeighborsGrpcController {
     try {
       const tenant = requestTenant(this.tokens, metadata, request.scope);
       const query = fileNeighborsQuery(request, tenant);
-      const neighbours = await this.reader.topCoAccessNeighbours(query);
+      const neighbours = await predictFileNeighbours(this.reader, query);
       return { filePath: query.path, neighbors: neighbours.map(neighbourMessage) };
     } catch (error) {
       throw toRpcException(error);

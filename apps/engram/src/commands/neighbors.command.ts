@@ -1,11 +1,10 @@
 import { loadConfig } from '@engram/config';
 import {
   errorMessage,
-  neighbourEvidenceQuery,
   normaliseProjectPath,
   observerSettings,
+  predictFileNeighbours,
   ProjectPathError,
-  rankFileNeighbours,
   type CoAccessReader,
   type RankedFileNeighbour,
 } from '@engram/core';
@@ -65,18 +64,12 @@ export async function neighborsReport(
   const neighbors =
     tenant === null
       ? []
-      : rankFileNeighbours(
-          file,
-          await graph.neighbourEvidence(
-            neighbourEvidenceQuery({
-              tenantId: tenant,
-              projectId: query.project,
-              path: file,
-              k: query.k,
-            }),
-          ),
-          query.k,
-        );
+      : await predictFileNeighbours(graph, {
+          tenantId: tenant,
+          projectId: query.project,
+          path: file,
+          k: query.k,
+        });
   return { project: query.project, tenant, file, k: query.k, neighbors };
 }
 

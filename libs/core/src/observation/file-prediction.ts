@@ -1,4 +1,5 @@
 import type {
+  CoAccessReader,
   GraphCoAccessNeighbour,
   GraphNeighbourEvidence,
   GraphNeighbourEvidenceQuery,
@@ -126,4 +127,17 @@ export function rankFileNeighbours(
       (x.file < y.file ? -1 : 1),
   );
   return ranked.slice(0, Math.max(0, Math.floor(k)));
+}
+
+/**
+ * A file's predicted neighbours from a graph store: the one definition behind `engram neighbors`
+ * and the gRPC GetFileNeighbors, so both answer alike in either mode.
+ */
+export async function predictFileNeighbours(
+  reader: Pick<CoAccessReader, 'neighbourEvidence'>,
+  query: { tenantId: string; projectId: string; path: string; k: number },
+  settings: FilePredictionSettings = DEFAULT_FILE_PREDICTION,
+): Promise<RankedFileNeighbour[]> {
+  const evidence = await reader.neighbourEvidence(neighbourEvidenceQuery(query, settings));
+  return rankFileNeighbours(query.path, evidence, query.k, settings);
 }
