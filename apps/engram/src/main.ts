@@ -3,6 +3,7 @@ import { Command } from 'commander';
 import { registerBenchCommand } from './commands/bench.command';
 import { registerBootstrapCommand } from './commands/bootstrap.command';
 import { registerDemoCommand } from './commands/demo.command';
+import { registerDlqCommand } from './commands/dlq.command';
 import { registerHookCommand } from './commands/hook.command';
 import { registerHookInstallCommands } from './commands/hook-install';
 import { registerImportCommand } from './commands/import.command';
@@ -35,6 +36,7 @@ registerHookCommand(program);
 registerHookInstallCommands(program);
 registerImportCommand(program);
 registerReplayCommand(program);
+registerDlqCommand(program);
 registerReviewCommand(program);
 registerMemoryMdCommand(program);
 
