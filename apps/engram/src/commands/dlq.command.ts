@@ -172,6 +172,7 @@ export function formatShown(shown: DlqShown): string {
 
 interface DlqOptions {
   dataDir: string;
+  distributed?: boolean;
   json?: boolean;
   topic?: string;
   all?: boolean;
@@ -180,12 +181,26 @@ interface DlqOptions {
 /** The embedded log's dead letters, or null when the data dir has no log. */
 async function openEmbedded(
   dataDir: string,
-): Promise<{ store: DeadLetterStore; close(): void } | null> {
+): Promise<{ store: DeadLetterStore; close(): Promise<void> } | null> {
   if (!existsSync(join(dataDir, 'events.db'))) return null;
   const { SqliteEventLog } = await import('@engram/embedded');
   const { embeddedDeadLetters } = await import('../dead-letters');
   const log = SqliteEventLog.open({ dataDir });
-  return { store: embeddedDeadLetters(log), close: () => log.close() };
+  return { store: embeddedDeadLetters(log), close: () => Promise.resolve(log.close()) };
+}
+
+/** The configured Kafka's dead letters (the `<prefix>….dlq` topics). */
+async function openDistributed(): Promise<{ store: DeadLetterStore; close(): Promise<void> }> {
+  const config = loadConfig();
+  const { AvroRegistry, createKafka } = await import('@engram/kafka');
+  const { kafkaDeadLetters } = await import('../dead-letters-kafka');
+  const kafka = createKafka({ brokers: config.kafka.brokers, clientId: 'engram-dlq' });
+  const store = await kafkaDeadLetters(
+    kafka,
+    new AvroRegistry(config.schemaRegistry.url),
+    config.topicPrefix,
+  );
+  return { store, close: () => store.close() };
 }
 
 async function withStore(
@@ -193,7 +208,9 @@ async function withStore(
   work: (store: DeadLetterStore) => Promise<number>,
 ): Promise<void> {
   void loadConfig(); // A bad configuration fails here, as in every command.
-  const opened = await openEmbedded(options.dataDir);
+  const opened = options.distributed
+    ? await openDistributed()
+    : await openEmbedded(options.dataDir);
   if (!opened) {
     console.error(`no embedded log in ${options.dataDir} (events.db): nothing was dead-lettered`);
     process.exitCode = DLQ_EXIT.notFound;
@@ -202,7 +219,7 @@ async function withStore(
   try {
     process.exitCode = await work(opened.store);
   } finally {
-    opened.close();
+    await opened.close();
   }
 }
 
@@ -213,6 +230,7 @@ export function registerDlqCommand(program: Command): void {
   const common = (command: Command) =>
     command
       .option('--data-dir <dir>', 'embedded mode: the data directory', DEFAULT_DATA_DIR)
+      .option('--distributed', "the configured Kafka's <topic>.dlq topics instead")
       .option('--json', 'JSON output (one object per line for list and redrive)');
 
   common(

@@ -20,6 +20,7 @@ import { prefixedObserverTopics } from '../../../observer/src/observer.runtime';
 import { ensureEmbeddedSegmenterTopics } from '../../../segmenter/src/segmenter.embedded';
 import { prefixedTopics } from '../../../segmenter/src/segmenter.module';
 import { embeddedDeadLetters, type DeadLetterStore } from '../dead-letters';
+import { kafkaDeadLetters } from '../dead-letters-kafka';
 
 /** Where `engram replay` writes: the embedded log or the configured Kafka. */
 export interface ReplayTarget {
@@ -104,8 +105,10 @@ export async function distributedTarget(config: EngramConfig): Promise<ReplayTar
   await deadLetters.connect();
   const admin: Admin = kafka.admin();
   await admin.connect();
+  const deadLetterStore = await kafkaDeadLetters(kafka, registry, config.topicPrefix);
   return {
     port,
+    deadLetters: deadLetterStore,
     deadLetter: (error, topic) =>
       deadLetters.write({
         source: { topic, partition: 0, offset: String(error.line) },
@@ -120,6 +123,7 @@ export async function distributedTarget(config: EngramConfig): Promise<ReplayTar
       );
     },
     async close() {
+      await deadLetterStore.close();
       await deadLetters.disconnect();
       await admin.disconnect();
       await port.disconnect();
