@@ -11,12 +11,16 @@ const ISO_TIMESTAMP =
   /\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?/g;
 const CLOCK_TIME = /\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b/g;
 const UUID = /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi;
-const URL = /\b[a-z][a-z0-9+.-]*:\/\/[^\s'"`)\]]+/gi;
+// Every pattern whose first element is a repeated class starts only where a run of that class
+// starts (a lookbehind, not `\b`): from inside a run the same match would fail again after
+// scanning to the run's end, n times over — quadratic on one long token (issue #19: a 100k-char
+// errorMessage took 11.5 s, a 5 MB one froze the observer).
+const URL = /(?<![a-z0-9+.-])[a-z][a-z0-9+.-]*:\/\/[^\s'"`)\]]+/gi;
 // Anything with a directory separator: /tmp/x.ts, ./a/b, C:\repo\a.ts, src/auth/token.ts.
-const PATH = /(?:[A-Za-z]:)?(?:\.{0,2}[\\/])?(?:[\w.@~+-]+[\\/])+[\w.@~+-]*/g;
+const PATH = /(?<![\w.@~+-])(?:[A-Za-z]:)?(?:\.{0,2}[\\/])?(?:[\w.@~+-]+[\\/])+[\w.@~+-]*/g;
 // A bare file name of a common source or config type ("in token.ts"): also noise.
 const FILE_NAME =
-  /\b[\w-]+(?:\.[\w-]+)*\.(?:tsx?|jsx?|mjs|cjs|json|py|rb|go|rs|java|kt|cs|cpp|cc|c|h|hpp|md|ya?ml|toml|sh|css|scss|html|vue|svelte|sql|lock|txt)\b/g;
+  /(?<![\w.-])[\w-]+(?:\.[\w-]+)*\.(?:tsx?|jsx?|mjs|cjs|json|py|rb|go|rs|java|kt|cs|cpp|cc|c|h|hpp|md|ya?ml|toml|sh|css|scss|html|vue|svelte|sql|lock|txt)\b/g;
 const HEX_LITERAL = /\b0x[0-9a-f]+\b/gi;
 // A hex run long enough to be an id (git sha, object id) with at least one digit and one letter.
 const HEX_ID = /\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,}\b/gi;
@@ -24,10 +28,16 @@ const HEX_ID = /\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,}\b/gi;
 const NUMBER = /\b\d+(?:\.\d+)*\b/g;
 
 const MAX_NORMALISED_CHARS = 300;
+/**
+ * Only the message's head is normalised: the key keeps 300 characters, and a message is noise
+ * long before 16k characters. Bounds the work per event whatever the producer sent.
+ */
+export const MAX_NORMALISED_INPUT_CHARS = 16_384;
 
 /** The message with its noise replaced (`<time>`, `<id>`, `<url>`, `<path>`, `<hex>`, `<n>`). */
 export function normaliseErrorMessage(message: string): string {
   const normalised = message
+    .slice(0, MAX_NORMALISED_INPUT_CHARS)
     .replace(ANSI_ESCAPE, '')
     .replace(ISO_TIMESTAMP, '<time>')
     .replace(CLOCK_TIME, '<time>')

@@ -95,6 +95,8 @@ const STOP_WORDS: ReadonlySet<string> = new Set([
 
 /** Tokens shorter than this carry too little meaning ("a", "js", "of"). */
 const MIN_TOKEN_LENGTH = 3;
+/** Words longer than this are not words (the longest English words are about 30 letters). */
+export const MAX_WORD_LENGTH = 64;
 
 // A file name: a base name with a short extension ("refresh.ts", "README.md").
 const FILE_NAME = /^[\w-]{2,}\.[a-z][a-z0-9]{0,5}$/i;
@@ -173,6 +175,9 @@ export function keywordsOfToken(token: string): string[] {
   }
   for (const word of splitIdentifiers(bare).toLowerCase().match(WORD_PATTERN) ?? []) {
     if (word.length < MIN_TOKEN_LENGTH || STOP_WORDS.has(word) || /^\d+$/.test(word)) continue;
+    // A run this long is a blob (base64, a hash, minified code), not a word, and Porter2's
+    // suffix regexes are quadratic on it (issue #19: a 64k-character token took 33 s).
+    if (word.length > MAX_WORD_LENGTH) continue;
     const stemmed = stem(word);
     if (stemmed.length >= MIN_TOKEN_LENGTH && !STOP_WORDS.has(stemmed)) keywords.push(stemmed);
   }
