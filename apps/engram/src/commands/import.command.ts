@@ -25,7 +25,9 @@ import { DEFAULT_HOOK_TENANT, resolveHookProject, type HookIdentity } from './ho
 import {
   cliProgress,
   DEFAULT_DATA_DIR,
+  formatDeadLettered,
   publishReplay,
+  replayExitCode,
   serviceGroups,
   type ReplaySummary,
 } from './replay.command';
@@ -240,8 +242,10 @@ export function registerImportCommand(program: Command): void {
           console.error(
             'timed out waiting for the services to process the events: is `engram start` running?',
           );
-          process.exitCode = 4;
-        } else if (summary.rejected > 0) process.exitCode = 3;
+        }
+        if (summary.deadLettered?.length) console.error(formatDeadLettered(summary.deadLettered));
+        // As engram replay's: 4 timed out, 3 rejected lines, 5 dead-lettered by the services.
+        process.exitCode = replayExitCode(summary);
       } finally {
         ledger.close();
         await target.close();
