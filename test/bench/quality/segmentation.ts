@@ -42,6 +42,14 @@ import {
   type SegmentationSet,
 } from './segmentation/datasets';
 import { EmbeddingCache } from './segmentation/embedding-cache';
+import {
+  EXTRA_FEATURES,
+  fitLearnedBoundary,
+  fitSetOf,
+  learnedDecider,
+  scoreSet as fitScoreSet,
+} from './segmentation/learned-fit';
+import { LEARNED_BOUNDARY_FEATURES } from '../../../libs/core/src/segmentation/learned-boundary';
 import type { QualityOptions, QualityRow, QualityRunner, QualitySection } from './types';
 
 /** A segmenter configuration run through runSegment. */
@@ -66,6 +74,12 @@ export const HYBRID_METHOD: SegmenterMethod = {
     hybridEmbeddingWeight: 0.5,
     hybridMinIntentKeywords: 4,
   },
+};
+/** Hybrid's blended rule with its tuned settings (the default before the learned rule). */
+export const BLEND_METHOD: SegmenterMethod = {
+  label: 'hybrid blend',
+  mode: 'hybrid',
+  overrides: { hybridRule: 'blend' },
 };
 /** Whatever `engram segment` does without flags (hybrid with the default settings). */
 export const DEFAULT_METHOD: SegmenterMethod = {
@@ -186,7 +200,7 @@ export function loadSets(
  * The synthetic coding sessions of test/bench/segmentation: the cached default dataset, or for
  * `quick` a dozen sessions generated in memory (the cache keeps the full one).
  */
-function syntheticSet(quick: boolean): NamedSet {
+export function syntheticSet(quick: boolean): NamedSet {
   if (quick) {
     const dataset = generateDataset({ sessions: 12 });
     return {
@@ -258,7 +272,7 @@ export const runSegmentationQuality: QualityRunner = async (
     ...loadSets(options.datasetsDir, { quick: options.quick, tuning: true, dev: true }),
     syntheticSet(options.quick),
   ];
-  const methods = [KEYWORD_METHOD, HYBRID_METHOD, DEFAULT_METHOD];
+  const methods = [KEYWORD_METHOD, HYBRID_METHOD, BLEND_METHOD, DEFAULT_METHOD];
   const embedding = methods.some(needsEmbeddings)
     ? await prepareEmbeddings(
         sets.flatMap(({ set }) => setTexts({ name: '', dialogues: 0, ...set })),
@@ -315,9 +329,11 @@ export const runSegmentationQuality: QualityRunner = async (
   }
   notes.push(
     'hybrid = hybrid mode with its pre-#23 settings (whole-episode mean, weight 0.5, threshold 0.3, ' +
-      '4 keywords); engram default = `engram segment` without flags (hybrid: mean of the last ' +
-      `${DEFAULT_SEGMENTER_SETTINGS.hybridWindow} prompts, weight ${DEFAULT_SEGMENTER_SETTINGS.hybridEmbeddingWeight}, ` +
-      `threshold ${DEFAULT_SEGMENTER_SETTINGS.hybridThreshold}, ${DEFAULT_SEGMENTER_SETTINGS.hybridMinIntentKeywords} keywords); all online`,
+      '4 keywords); hybrid blend = cosine to the mean of the last ' +
+      `${DEFAULT_SEGMENTER_SETTINGS.hybridWindow} prompts weighted ${DEFAULT_SEGMENTER_SETTINGS.hybridEmbeddingWeight} with Jaccard, ` +
+      `threshold ${DEFAULT_SEGMENTER_SETTINGS.hybridThreshold}, ${DEFAULT_SEGMENTER_SETTINGS.hybridMinIntentKeywords} keywords; ` +
+      `engram default = \`engram segment\` without flags (hybrid, rule ${DEFAULT_SEGMENTER_SETTINGS.hybridRule}: ` +
+      'logistic regression of learned-boundary.ts, refit with segmentation.js --fit --select f1); all online',
   );
   for (const dataset of ['tiage/dev', 'sgd/domain', 'sgd/intent']) {
     const of = (method: string) =>
@@ -375,12 +391,71 @@ async function sweep(
   process.stdout.write(`sets: ${sets.map((s) => s.dataset).join(', ')} (Pk/never WD P R F1)\n`);
 }
 
+// ---------------------------------------------------------------------------------------------
+// `--fit [--columns 0,1,2] [--lambda L]`: refits the learned boundary rule on the tuning sets
+// and the synthetic sessions (learned-fit.ts) and prints the model and train/dev replay scores.
+
+async function fit(datasetsDir: string, args: readonly string[]): Promise<void> {
+  const train = [
+    ...loadSets(datasetsDir, { quick: false, tuning: true, dev: false }),
+    syntheticSet(false),
+  ];
+  const dev = loadSets(datasetsDir, { quick: false, tuning: false, dev: true });
+  const all = [...train, ...dev];
+  const texts = all.flatMap(({ set }) => setTexts({ name: '', dialogues: 0, ...set }));
+  const embedding = await prepareEmbeddings(texts, embeddingCacheDir(), (line) =>
+    process.stderr.write(`${line}\n`),
+  );
+  if (!embedding.embed) throw new Error(`--fit needs the embedding model: ${embedding.missing}`);
+  const unique = [...new Set(texts)];
+  const vectors = await embedding.embed(unique);
+  const byText = new Map(unique.map((text, i) => [text, vectors[i]]));
+  const fitSets = (sets: NamedSet[]) =>
+    sets.map(({ dataset, set }) => fitSetOf(dataset, set.prompts, set.labels, byText));
+  const trainSets = fitSets(train);
+  const devSets = fitSets(dev);
+  const option = (name: string): string | undefined => {
+    const at = args.indexOf(name);
+    return at >= 0 ? args[at + 1] : undefined;
+  };
+  const columns = (option('--columns') ?? LEARNED_BOUNDARY_FEATURES.map((_, i) => i).join(','))
+    .split(',')
+    .map(Number);
+  const lambda = Number(option('--lambda') ?? '0.01');
+  const rounds = Number(option('--rounds') ?? '2');
+  const started = performance.now();
+  const select = option('--select') === 'f1' ? 'f1' : 'pk';
+  const result = fitLearnedBoundary(trainSets, columns, { lambda, rounds, select });
+  const names = [...LEARNED_BOUNDARY_FEATURES, ...EXTRA_FEATURES];
+  process.stdout.write(
+    `fitted in ${((performance.now() - started) / 1000).toFixed(1)} s, lambda ${lambda}, rounds ${rounds}, ` +
+      `threshold ${result.model.threshold}, mean train Pk ${result.trainPk.toFixed(3)}\n` +
+      `bias ${result.model.bias.toFixed(4)}\n` +
+      columns.map((c) => `  ${names[c]} ${result.allWeights[c].toFixed(4)}`).join('\n') +
+      '\n',
+  );
+  const decide = learnedDecider(result.model.bias, result.allWeights, result.model.threshold);
+  const fmt = (n: number): string => n.toFixed(3);
+  for (const set of [...trainSets, ...devSets]) {
+    const never = fitScoreSet(set, null);
+    const m = fitScoreSet(set, decide);
+    process.stdout.write(
+      `${set.name.padEnd(18)} never ${fmt(never.pk)} | learned Pk ${fmt(m.pk)} WD ${fmt(m.windowDiff)} ` +
+        `P ${fmt(m.boundaries.precision)} R ${fmt(m.boundaries.recall)} F1 ${fmt(m.boundaries.f1)}\n`,
+    );
+  }
+  if (columns.every((c) => c < LEARNED_BOUNDARY_FEATURES.length)) {
+    process.stdout.write(`model: ${JSON.stringify(result.model)}\n`);
+  }
+}
+
 if (require.main === module) {
   const args = process.argv.slice(2);
   const at = args.indexOf('--sweep');
   const datasetsDir = process.env.ENGRAM_DATASETS ?? join(repoRootOf(), '..', 'shared', 'datasets');
-  const run =
-    at >= 0
+  const run = args.includes('--fit')
+    ? fit(datasetsDir, args)
+    : at >= 0
       ? sweep(args[at + 1], datasetsDir, args.includes('--quick'), args.includes('--dev'))
       : runSegmentationQuality({
           datasetsDir,

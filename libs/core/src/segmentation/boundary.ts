@@ -1,4 +1,9 @@
 import { intentKeywords, jaccardOfUnique, wordCount } from './intent-keywords';
+import {
+  DEFAULT_LEARNED_BOUNDARY_MODEL,
+  learnedBoundaryFeatures,
+  learnedBoundaryScore,
+} from './learned-boundary';
 import { gapAdjustedThreshold, type SegmenterSettings } from './segmenter-settings';
 import { embeddingCosine } from './topic-similarity';
 
@@ -10,6 +15,12 @@ export interface EpisodeIntent {
    * episode's prompt embeddings, or of its last `hybridWindow` ones; null in keyword mode.
    */
   centroid: readonly number[] | null;
+  /** hybrid `learned` rule: the episode's latest prompt embedding, … */
+  previous?: readonly number[] | null;
+  /** … the sum of all its prompt embeddings … */
+  centroidSum?: readonly number[] | null;
+  /** … and how many user prompts it holds. */
+  prompts?: number;
 }
 
 export interface PromptSignal {
@@ -59,6 +70,10 @@ export function decideBoundary(
     return { boundary: false, keywords: [], rule: 'terse', similarity: null, threshold: null };
   }
   const keywords = prompt.keywords ?? intentKeywords(prompt.text);
+  if (settings.mode === 'hybrid' && settings.hybridRule === 'learned') {
+    const learned = learnedVerdict(episode, prompt, keywords, afterLongGap);
+    if (learned) return learned;
+  }
   const minKeywords =
     settings.mode === 'hybrid' ? settings.hybridMinIntentKeywords : settings.minIntentKeywords;
   if (!afterLongGap && keywords.length < minKeywords) {
@@ -70,6 +85,41 @@ export function decideBoundary(
   const threshold = gapAdjustedThreshold(base, prompt.gapMs, prompt.timeoutMs, settings);
   const boundary = similarity < threshold;
   return { boundary, keywords, rule: boundary ? 'intent_shift' : 'similar', similarity, threshold };
+}
+
+/**
+ * hybrid's `learned` rule (learned-boundary.ts): every non-terse prompt is scored, the keyword
+ * count and the gap being features rather than rules. Reported as similarity = 1 − score against
+ * threshold = 1 − the model's threshold, so "similarity < threshold" still means a boundary.
+ * Null (the blended rule decides) without an embedding on either side.
+ */
+function learnedVerdict(
+  episode: EpisodeIntent,
+  prompt: PromptSignal,
+  keywords: readonly string[],
+  afterLongGap: boolean,
+): BoundaryVerdict | null {
+  const centroidSum = episode.centroidSum ?? episode.centroid;
+  if (!prompt.embedding || !centroidSum) return null;
+  const model = DEFAULT_LEARNED_BOUNDARY_MODEL;
+  const features = learnedBoundaryFeatures({
+    embedding: prompt.embedding,
+    previous: episode.previous ?? centroidSum,
+    centroidSum,
+    keywords,
+    bag: episode.bag,
+    episodePrompts: episode.prompts ?? 1,
+    afterLongGap,
+  });
+  const score = learnedBoundaryScore(features, model);
+  const boundary = score >= model.threshold;
+  return {
+    boundary,
+    keywords,
+    rule: boundary ? 'intent_shift' : 'similar',
+    similarity: 1 - score,
+    threshold: 1 - model.threshold,
+  };
 }
 
 function continuation(keywords: readonly string[], rule: BoundaryRule): BoundaryVerdict {

@@ -56,6 +56,7 @@ function run(embeddings: number[][], settings: SegmenterSettings) {
 const hybrid = (overrides: Partial<SegmenterSettings>): SegmenterSettings =>
   segmenterSettings({
     mode: 'hybrid',
+    hybridRule: 'blend',
     hybridEmbeddingWeight: 1,
     hybridThreshold: 0.4,
     hybridMinIntentKeywords: 4,
@@ -147,6 +148,7 @@ describe('hybridMinIntentKeywords', () => {
       signal,
       segmenterSettings({
         mode: 'hybrid',
+        hybridRule: 'blend',
         hybridMinIntentKeywords: n + 1,
         minIntentKeywords: 0,
       }),

@@ -10,3 +10,4 @@ export * from './session-segmenter';
 export * from './prompt-validation';
 export * from './stream-segmenter';
 export * from './metrics';
+export * from './learned-boundary';

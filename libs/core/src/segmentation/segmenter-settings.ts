@@ -46,6 +46,14 @@ export interface SegmenterSettings {
    * keyword bag is not, so hybrid compares prompts with fewer keywords than keyword mode does.
    */
   hybridMinIntentKeywords: number;
+  /**
+   * hybrid mode's boundary rule: `learned` scores every non-terse prompt with the logistic model
+   * of learned-boundary.ts (cosine to the previous prompt and to the episode mean, Jaccard with
+   * the bag, keyword count, episode length, long gap), fitted on the training splits of the
+   * segmentation benchmark; `blend` is the weighted cosine + Jaccard against `hybridThreshold`.
+   * Absent: `blend`.
+   */
+  hybridRule?: 'blend' | 'learned';
   /** Chaining (seed 003): parent candidates closed within this window … */
   chainWindowMs: number;
   /** … whose topic similarity exceeds this. */
@@ -76,6 +84,7 @@ export const DEFAULT_SEGMENTER_SETTINGS: Readonly<SegmenterSettings> = Object.fr
   hybridThreshold: 0.15,
   hybridWindow: 2,
   hybridMinIntentKeywords: 5,
+  hybridRule: 'learned',
   chainWindowMs: 48 * HOUR,
   chainMinSimilarity: 0.85,
   maxPromptChars: 100_000,

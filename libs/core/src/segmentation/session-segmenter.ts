@@ -387,7 +387,13 @@ function continueOrSplit(
   }
   const embedding = context.embedding ?? null;
   const verdict = decideBoundary(
-    { bag: episode.bag, centroid: comparedEmbedding(episode, settings) },
+    {
+      bag: episode.bag,
+      centroid: comparedEmbedding(episode, settings),
+      previous: episode.recentEmbeddings?.[episode.recentEmbeddings.length - 1] ?? null,
+      centroidSum: episode.centroidSum,
+      prompts: episode.userPromptCount,
+    },
     {
       text: prompt.text,
       gapMs: prompt.timestamp - state.thread!.lastActivityAt,
