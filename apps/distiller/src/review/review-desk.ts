@@ -1,8 +1,12 @@
 import type { Proposal, ProposalStatus, Typed } from '@engram/contracts';
 import { PROPOSAL_STATUSES } from '@engram/contracts';
-import type { EventLogPort, ReviewCommand, TopicCodec } from '@engram/core';
+import {
+  CompactedView,
+  type EventLogPort,
+  type ReviewCommand,
+  type TopicCodec,
+} from '@engram/core';
 import { reviewWork, type ReflectorWork } from '../reflector/reflector-work';
-import { CompactedView } from './compacted-view';
 
 /** Why a review request could not be carried out; each maps to a gRPC status and an exit code. */
 export type ReviewErrorCode = 'invalid' | 'not-found' | 'conflict' | 'timeout';

@@ -1,22 +1,43 @@
 import { loadConfig } from '@engram/config';
 import type { ThreadLinkDecision } from '@engram/contracts';
-import { tuningReport } from '@engram/core';
-import { AvroRegistry, contractCodec, createKafka, readChangelog } from '@engram/kafka';
+import { CompactedView, tuningReport, type EventLogPort } from '@engram/core';
 import type { Command } from 'commander';
+import { codecOnTopic, contractCodec } from '@engram/kafka';
+import { prefixedTopics } from '../../../segmenter/src/segmenter.module';
 import { toLinkDecisionRecord } from '../../../segmenter/src/thread-linker';
+import { readCommandLog } from './command-event-log';
+import { DEFAULT_DATA_DIR } from './replay.command';
+
+/** Every linking decision of the log: the latest record per decision id (outcomes included). */
+export async function linkDecisions(
+  log: EventLogPort,
+  topic: string,
+): Promise<ThreadLinkDecision[]> {
+  const codec = codecOnTopic(contractCodec('memory.thread-links.v1'), topic);
+  return (await new CompactedView(log, codec).refresh()).values();
+}
 
 /**
  * `engram links`: the cross-thread linking tuning report (seed 004 §2.4) over every decision in
  * `memory.thread-links.v1` — false-positive / false-negative rates at the current threshold, by
  * the outcomes recorded from follow-up prompts, and the threshold that would have cost least.
+ * Embedded (the SQLite log in --data-dir) by default, like every command; --distributed: Kafka.
  */
 export function registerLinksCommand(program: Command): void {
   program
     .command('links')
     .description('cross-thread linking decisions: tuning report (rates and a proposed threshold)')
+    .option('--data-dir <dir>', 'embedded mode: the data directory', DEFAULT_DATA_DIR)
+    .option('--distributed', 'read the decisions from the configured Kafka')
     .option('--json', 'print the report as one JSON object')
-    .action(async (options: { json?: boolean }) => {
-      const decisions = await readDecisions();
+    .action(async (options: { json?: boolean; dataDir: string; distributed?: boolean }) => {
+      const topic = prefixedTopics(loadConfig().topicPrefix).threadLinks;
+      const decisions = await readCommandLog(
+        { ...options, clientId: 'engram-links' },
+        topic,
+        (log) => linkDecisions(log, topic),
+        () => [],
+      );
       const report = tuningReport(decisions.map(toLinkDecisionRecord));
       if (options.json) {
         console.log(JSON.stringify(report));
@@ -33,28 +54,4 @@ export function registerLinksCommand(program: Command): void {
           (report.enoughData ? '' : `\n(too few outcomes to act on: at least 20 are needed)`),
       );
     });
-}
-
-async function readDecisions(): Promise<ThreadLinkDecision[]> {
-  const config = loadConfig();
-  const codec = contractCodec('memory.thread-links.v1');
-  const topic = config.topicPrefix + codec.topic;
-  const kafka = createKafka({ brokers: config.kafka.brokers, clientId: 'engram-links' });
-  const admin = kafka.admin();
-  await admin.connect();
-  let partitions: number[];
-  try {
-    const topics = await admin.listTopics();
-    if (!topics.includes(topic)) return [];
-    partitions = (await admin.fetchTopicOffsets(topic)).map((p) => p.partition);
-  } finally {
-    await admin.disconnect();
-  }
-  const registry = new AvroRegistry(config.schemaRegistry.url);
-  const values = await readChangelog(kafka, topic, partitions);
-  const decisions: ThreadLinkDecision[] = [];
-  for (const value of values.values()) {
-    decisions.push(codec.fromAvro(await registry.decode(value, codec.schema)));
-  }
-  return decisions;
 }

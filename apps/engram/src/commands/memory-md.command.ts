@@ -1,14 +1,16 @@
 import { loadConfig } from '@engram/config';
 import type { Memory, Typed } from '@engram/contracts';
-import { curatedMemories, renderMemoryMd, type EventLogPort, type TopicCodec } from '@engram/core';
-import { SqliteEventLog, SqliteEventLogAdapter } from '@engram/embedded';
-import { AvroRegistry, createKafka, KafkaEventLog } from '@engram/kafka';
+import {
+  CompactedView,
+  curatedMemories,
+  renderMemoryMd,
+  type EventLogPort,
+  type TopicCodec,
+} from '@engram/core';
 import type { Command } from 'commander';
-import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { distillerCodecs, prefixedDistillerTopics } from '../../../distiller/src/distiller.runtime';
-import { CompactedView } from '../../../distiller/src/review/compacted-view';
+import { readCommandLog } from './command-event-log';
 import { DEFAULT_DATA_DIR } from './replay.command';
 
 export interface MemoryMdQuery {
@@ -80,39 +82,6 @@ interface MemoryMdOptions extends MemoryMdQuery {
   distributed?: boolean;
 }
 
-async function fromEmbedded(options: MemoryMdOptions): Promise<MemoryMdReport> {
-  if (!existsSync(join(options.dataDir, 'events.db'))) {
-    throw new Error(
-      `no event log in ${options.dataDir} (--data-dir): run \`engram start\` and replay events first`,
-    );
-  }
-  const topics = prefixedDistillerTopics(loadConfig().topicPrefix);
-  const log = SqliteEventLog.open({ dataDir: options.dataDir });
-  try {
-    if (log.topic(topics.memories) === undefined) return memoryMdOfNothing(options);
-    return await memoryMdReport(
-      new SqliteEventLogAdapter(log),
-      distillerCodecs(topics).memories,
-      options,
-    );
-  } finally {
-    log.close();
-  }
-}
-
-async function fromKafka(options: MemoryMdOptions): Promise<MemoryMdReport> {
-  const config = loadConfig();
-  const topics = prefixedDistillerTopics(config.topicPrefix);
-  const kafka = createKafka({ brokers: config.kafka.brokers, clientId: 'engram-memory-md' });
-  const log = new KafkaEventLog(kafka, new AvroRegistry(config.schemaRegistry.url));
-  await log.connect();
-  try {
-    return await memoryMdReport(log, distillerCodecs(topics).memories, options);
-  } finally {
-    await log.disconnect();
-  }
-}
-
 function memoryMdOfNothing(query: MemoryMdQuery): MemoryMdReport {
   const markdown = renderMemoryMd(
     [],
@@ -135,7 +104,13 @@ export function registerMemoryMdCommand(program: Command): void {
     .option('--data-dir <dir>', 'embedded mode: the data directory', DEFAULT_DATA_DIR)
     .option('--distributed', 'read memory.memories.v1 from the configured Kafka instead')
     .action(async (options: MemoryMdOptions) => {
-      const report = await (options.distributed ? fromKafka(options) : fromEmbedded(options));
+      const topics = prefixedDistillerTopics(loadConfig().topicPrefix);
+      const report = await readCommandLog(
+        { ...options, clientId: 'engram-memory-md' },
+        topics.memories,
+        (log) => memoryMdReport(log, distillerCodecs(topics).memories, options),
+        () => memoryMdOfNothing(options),
+      );
       if (options.out !== undefined) await writeFile(options.out, report.markdown, 'utf8');
       if (options.json) console.log(JSON.stringify(report));
       else if (options.out === undefined) process.stdout.write(report.markdown);

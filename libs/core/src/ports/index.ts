@@ -1,4 +1,5 @@
 export * from './event-log.port';
+export * from './compacted-view';
 export * from './partitioning';
 export * from './stream-stage';
 export * from './observer-graph';

@@ -1,7 +1,9 @@
-import { isLoggedTombstone, type EventLogPort, type TopicCodec } from '@engram/core';
+import { isLoggedTombstone, type EventLogPort } from './event-log.port';
+import type { TopicCodec } from './stream-stage';
 
 /**
- * The latest event per key of a compacted topic (memory.proposals.v1, memory.memories.v1), on
+ * The latest event per key of a compacted topic (memory.proposals.v1, memory.memories.v1,
+ * memory.thread-links.v1), on
  * any event log, read incrementally: each refresh reads only what was appended since the last.
  * A tombstone deletes its key (a memory deleted through Feedback leaves the view).
  */
