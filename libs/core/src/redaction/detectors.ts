@@ -1,5 +1,10 @@
 import { classifySecretName } from './secret-names';
-import { isPlaceholder, looksHighEntropy, looksLikeSecretValue } from './secret-values';
+import {
+  isPlaceholder,
+  looksHighEntropy,
+  looksLikeAwsSecretKey,
+  looksLikeSecretValue,
+} from './secret-values';
 import { containsRedactionMarker, type RedactionKind } from './types';
 
 /**
@@ -85,6 +90,12 @@ const TOKEN_PATTERNS: readonly TokenPattern[] = [
   { kind: 'google-api-key', pattern: /(?<![A-Za-z0-9_-])AIza[A-Za-z0-9_-]{35,}/g },
   { kind: 'npm-token', pattern: /(?<![A-Za-z0-9_])npm_[A-Za-z0-9]{36,}/g },
   { kind: 'vault-token', pattern: /(?<![A-Za-z0-9_.-])hv[sbr]\.[A-Za-z0-9_-]{24,}/g },
+  {
+    // A bare AWS secret access key (40 base64 characters, no name before it): only when it
+    // looks generated, so git SHAs and paths of words stay.
+    kind: (token) => (looksLikeAwsSecretKey(token) ? 'aws-secret-access-key' : null),
+    pattern: /(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{40}(?![A-Za-z0-9+/=])/g,
+  },
   {
     kind: 'jwt',
     pattern: /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{5,}\.ey[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*/g,

@@ -21,7 +21,8 @@ import { containsRedactionMarker } from './types';
  *   indexes (`os.getenv(`, `params[:password]`), negations (`!isValid`), comparisons (`==x`),
  *   values starting with a bracket, template interpolation (`${`), and fragments such as `);`,
  *   `=>`, `??`, `||`;
- * - paths and URLs → kept (URL credentials have their own rule);
+ * - paths and URLs → kept (URL credentials have their own rule), unless a path segment is a
+ *   generated run (`/GU9Wx2…` is an AWS secret that starts with `/`, not a path);
  * - placeholders → kept: `<…>`, `[…]`, `${…}`, `$(…)`, `$VAR`, `{{…}}`, `{name}`, `%VAR%`, one
  *   repeated character (`********`, `xxxxxxxx`), masks (`sk-***abcd`), and values containing
  *   changeme, change_me, replace_me, placeholder, example, redacted, dummy, notasecret, or
@@ -178,7 +179,9 @@ export function looksLikeSecretValue(raw: string, minLength = MIN_SECRET_LENGTH)
   if (isPlaceholder(value)) return false;
   if (NON_ASCII.test(value)) return false;
   if (URL_PATTERN.test(value)) return false;
-  if (PATH_PATTERNS.some((pattern) => pattern.test(value))) return false;
+  // A path, unless a segment is generated: about 1 in 64 AWS secrets starts with `/`
+  // (`AWS_SECRET_ACCESS_KEY=/GU9W…`), and so do some Azure keys.
+  if (PATH_PATTERNS.some((pattern) => pattern.test(value)) && !hasGeneratedRun(value)) return false;
   if (WHITESPACE.test(value)) return !isCode(value) && !looksLikeProse(value);
   const core = stripDecoration(value);
   if (core.length === 0) return false;
@@ -260,4 +263,18 @@ export function looksHighEntropy(raw: string): boolean {
     classSwitchRatio(value) >= 0.3 &&
     wordShare(value) < 0.5
   );
+}
+
+const AWS_SECRET_CHARSET = /^[A-Za-z0-9+/]{40}$/;
+
+/**
+ * A bare AWS secret access key in prose (no name before it): exactly 40 characters of base64
+ * (letters, digits, `+`, `/`) mixing upper case, lower case and digits, and generated-looking
+ * (looksHighEntropy). A git SHA (40 hex digits, one case) and a 40-character path of words
+ * (`apps/retrieval/src/RecallService2/module`) are not.
+ */
+export function looksLikeAwsSecretKey(value: string): boolean {
+  if (!AWS_SECRET_CHARSET.test(value)) return false;
+  if (!UPPER.test(value) || !LOWER.test(value) || !DIGIT.test(value)) return false;
+  return looksHighEntropy(value);
 }
