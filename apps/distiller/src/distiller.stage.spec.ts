@@ -181,6 +181,25 @@ describe('DistillerStage', () => {
     );
   });
 
+  it('should skip a prompt the segmenter dead-letters (oversize), so no memory comes from it', async () => {
+    // Issue 19 finding 5: downstream stages skip what an upstream stage rejected. The user's
+    // correction, padded past the segmenter's limit, became a gotcha from its first 2,000 chars.
+    const session = debuggingSession('s-huge', T0, SCOPE);
+    const prompts = session.prompts.map((prompt) =>
+      prompt.text.includes('clock skew')
+        ? { ...prompt, text: `${prompt.text} ${'pad '.repeat(30_000)}` }
+        : prompt,
+    );
+    const harness = new Harness();
+    await harness.deliver('prompts', harness.append('prompts', prompts));
+    await harness.deliver('toolCalls', harness.append('toolCalls', session.toolCalls));
+    await harness.deliver('boundaries', harness.append('boundaries', session.boundaries));
+    await harness.deliver('lifecycle', harness.append('lifecycle', session.lifecycle));
+    const contents = harness.memories.map((m) => m.content).join('\n');
+    expect(contents).not.toMatch(/clock skew/);
+    expect(harness.memories.length).toBeGreaterThan(0);
+  });
+
   it('should produce nothing for a redelivered trigger, nor after a restart on the same changelog', async () => {
     const harness = new Harness();
     const session = debuggingSession('s-redeliver', T0, SCOPE);

@@ -10,6 +10,7 @@ import {
   distillationToMemories,
   distillationWindow,
   episodeSummary,
+  promptContentProblem,
   uuidV5,
   type Distillation,
   type DistillationTrigger,
@@ -385,6 +386,10 @@ export class DistillerStage {
 
   private onPrompt(work: Work, item: Delivered<Typed<'PromptSubmitted'>>): void {
     const prompt: PromptSubmitted = item.event;
+    this.counters.prompts += 1;
+    // The segmenter dead-letters this prompt (oversize text, impossible promptId): nothing may be
+    // distilled from what an upstream stage rejected (the same rule, promptContentProblem).
+    if (promptContentProblem(prompt) !== null) return;
     const working = this.sessionOf(work, prompt, item.partition);
     const added = addPrompt(
       working.session,
@@ -392,7 +397,6 @@ export class DistillerStage {
       this.limits,
     );
     if (added) this.touch(working, prompt.timestamp);
-    this.counters.prompts += 1;
   }
 
   private onToolCall(work: Work, item: Delivered<Typed<'ToolCallObserved'>>): void {
