@@ -11,6 +11,7 @@ import {
   closeSync,
   existsSync,
   fsyncSync,
+  lstatSync,
   mkdirSync,
   openSync,
   readdirSync,
@@ -380,11 +381,26 @@ function unlinkQuietly(path: string): void {
  */
 export function fallbackSpoolDirs(dataDir: string): string[] {
   const key = uuidV5(`engram-spool:${resolve(dataDir)}`).slice(0, 13);
-  const uid = typeof process.getuid === 'function' ? process.getuid() : 'user';
+  const uid = typeof process.getuid === 'function' ? process.getuid() : null;
+  const shared = join(tmpdir(), `engram-${uid ?? 'user'}`);
   return [
     join(homedir(), '.local', 'state', 'engram', 'spool', key),
-    join(tmpdir(), `engram-${uid}`, 'spool', key),
+    ...(isForeign(shared, uid) ? [] : [join(shared, 'spool', key)]),
   ];
+}
+
+/**
+ * True when `dir` exists but is not a private directory of this user (a symlink, someone else's,
+ * or open to others): in a shared tmpdir another user could have made it to read the events.
+ */
+function isForeign(dir: string, uid: number | null): boolean {
+  let stat;
+  try {
+    stat = lstatSync(dir);
+  } catch {
+    return false; // Not there yet: created 0700 when needed.
+  }
+  return !stat.isDirectory() || (uid !== null && stat.uid !== uid) || (stat.mode & 0o077) !== 0;
 }
 
 function linesOf(content: string): string[] {

@@ -146,6 +146,36 @@ describe('runHook', () => {
     expect(new HookSpool(join(dir, 'spool')).isEmpty()).toBe(true);
   });
 
+  it('should spool to the fallback when the data dir is a file, say so, and drain it later', async () => {
+    // Issue 19 finding 5: the hook exited 0 and dropped the events ("could not spool").
+    const log = fakeLog();
+    log.state.mode = 'down';
+    const broken = join(dir, 'data-file');
+    writeFileSync(broken, 'x');
+    const fallback = new HookSpool(join(dir, 'fallback'));
+    const spool = new HookSpool(join(broken, 'spool'));
+    const sessions = new HookSessionStore(spool.dir, { fallbackSpoolDirs: [fallback.dir] });
+    const failed = await hook(prompt('first'), log.open, {
+      spool,
+      fallbackSpools: [fallback],
+      sessions,
+    });
+    expect(failed).toMatchObject({ published: 0, spooled: 1 });
+    expect(failed.messages.join('\n')).toContain(`spooled in ${fallback.dir} instead`);
+    expect(fallback.size()).toBe(1);
+    // The data dir works again: the fallback's events first, then this hook's.
+    log.state.mode = 'up';
+    const healthy = new HookSpool(join(dir, 'spool'));
+    const recovered = await hook(prompt('second'), log.open, {
+      spool: healthy,
+      fallbackSpools: [fallback],
+      sessions: new HookSessionStore(healthy.dir, { fallbackSpoolDirs: [fallback.dir] }),
+    });
+    expect(recovered).toMatchObject({ drained: 1, published: 1 });
+    expect(log.published.map((event) => (event as { promptId: number }).promptId)).toEqual([1, 2]);
+    expect(fallback.isEmpty()).toBe(true);
+  });
+
   it('should publish every event exactly once across failures and recovery', async () => {
     const log = fakeLog();
     const inputs = [prompt('a'), read('t1'), read('t2'), prompt('b'), read('t3'), prompt('c')];
