@@ -19,6 +19,8 @@ import { indexRpcCorpus, rpcCorpus } from './rpc-corpus';
 
 export interface EmbeddedRpcServer {
   url: string;
+  /** Where the SQLite files are (the log, the retrieval store, the graph). */
+  dataDir: string;
   /** The embedded log Remember and Feedback publish to. */
   log: SqliteEventLog;
   close(): Promise<void>;
@@ -65,6 +67,7 @@ export async function startEmbeddedRpcServer(
   });
   return {
     url,
+    dataDir: dir,
     log,
     close: async () => {
       await app.close();

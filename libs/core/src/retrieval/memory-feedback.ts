@@ -1,5 +1,6 @@
 import type { Memory } from '@engram/contracts';
 import { idOf } from '../ids/deterministic-id';
+import { redactSecrets } from '../redaction';
 import { requireScope, type RecallScope } from './recall-scope';
 import { InvalidRecallRequestError } from './retrieval-errors';
 
@@ -52,7 +53,9 @@ export function parseFeedback(input: FeedbackInput): FeedbackRequest {
   if (action === 'correct' && reason === null) {
     throw new InvalidRecallRequestError('reason', 'is required with CORRECT');
   }
-  const correctedContent = input.correctedContent?.trim() || null;
+  // A correction becomes the memory's content, stored and injected: redacted like any prompt.
+  const corrected = input.correctedContent?.trim() || null;
+  const correctedContent = corrected === null ? null : redactSecrets(corrected).text;
   if ((reason === 'inaccurate' || reason === 'too_specific') && correctedContent === null) {
     throw new InvalidRecallRequestError('correctedContent', `is required to correct (${reason})`);
   }

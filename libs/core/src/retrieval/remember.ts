@@ -8,6 +8,7 @@ import {
 import { memoryIdOf } from '../distillation/memories';
 import { idOf } from '../ids/deterministic-id';
 import { NO_MEMORY_DETAILS } from '../memory/memory-defaults';
+import { redactSecrets } from '../redaction';
 import { classifyNote } from '../observation/rules/remember-request.rule';
 import { requireScope, type RecallScope } from './recall-scope';
 import { InvalidRecallRequestError } from './retrieval-errors';
@@ -61,6 +62,8 @@ export function parseRememberRequest(input: RememberInput): RememberRequest {
       `is ${text.length} characters; at most ${MAX_REMEMBER_CHARS}`,
     );
   }
+  // SPEC §11: redacted before anything is stored (the event, the memory, the retrieval store).
+  const redacted = redactSecrets(text).text;
   const type = input.type?.trim() ?? '';
   if (type !== '' && !TYPE_SET.has(type)) {
     throw new InvalidRecallRequestError('type', `"${type}" is not a memory type`);
@@ -80,7 +83,7 @@ export function parseRememberRequest(input: RememberInput): RememberRequest {
     sessionId: input.sessionId?.trim() || `user:${userId}`,
     agentId: agentId || USER_TAUGHT_AGENT_ID,
     userId: userId || null,
-    text,
+    text: redacted,
     memoryType: type === '' ? null : (type as MemoryType),
     relatedFiles,
   };
