@@ -70,7 +70,13 @@ function rowOf(method: string, baseline: boolean, scores: EvidenceScores): Quali
     dataset: DATASET,
     method,
     baseline,
-    metrics: { 'recall@5': scores.recall5, 'recall@10': scores.recall10, MRR: scores.mrr },
+    metrics: {
+      'recall@5': scores.recall5,
+      'recall@10': scores.recall10,
+      MRR: scores.mrr,
+      'recall@10 turns': scores.recall10Turns,
+      'cited turns/result': scores.citedTurns5,
+    },
   };
 }
 
@@ -99,7 +105,9 @@ export const runRecallQuality: QualityRunner = async (options: QualityOptions) =
   notes.push(
     `${DATASET}: ${set.turns.size} user histories (projects), ${turnsById.size} user turns, ` +
       `${set.questions.length} questions (${[...kinds].map(([k, n]) => `${k} ${n}`).join(', ')}); ` +
-      'evidence = the user turns that stated the asked slot value; k = 10, --no-track',
+      'evidence = the user turns that stated the asked slot value; k = 10, --no-track; ' +
+      '"recall@10 turns" = evidence within the first 10 turns the results cite (a result citing ' +
+      'a whole conversation costs all its turns)',
   );
 
   // Baseline: plain BM25 over the raw turns of the asker's history.

@@ -18,6 +18,34 @@ export interface EvidenceScores {
   recall5: number;
   recall10: number;
   mrr: number;
+  /**
+   * Evidence found within the first 10 turns the results cite, results taken whole in rank
+   * order: a result citing a whole conversation costs as many turns as it cites, so broad
+   * provenance is no free hit (a list of single turns scores its recall@10 here).
+   */
+  recall10Turns: number;
+  /** Turns cited by each of the first 5 results, on average. */
+  citedTurns5: number;
+}
+
+/** The turns a result cites: its event ids, or its prompt ids when it names no event. */
+function citedTurns(provenance: ResultProvenance): number {
+  return Math.max(1, provenance.eventIds.length || provenance.promptIds.length);
+}
+
+/** The leading results whose cited turns add up to at most `budget`. */
+function withinTurnBudget(
+  results: readonly ResultProvenance[],
+  budget: number,
+): readonly ResultProvenance[] {
+  let spent = 0;
+  const taken: ResultProvenance[] = [];
+  for (const result of results) {
+    spent += citedTurns(result);
+    if (spent > budget) break;
+    taken.push(result);
+  }
+  return taken;
 }
 
 /** Whether a result's provenance covers this turn. */
@@ -37,11 +65,18 @@ export function scoreEvidence(
   evidence: readonly BenchTurn[],
 ): EvidenceScores {
   if (evidence.length === 0) throw new RangeError('a question needs at least one evidence turn');
-  const foundBy = (k: number) =>
-    evidence.filter((turn) => results.slice(0, k).some((p) => covers(p, turn))).length /
-    evidence.length;
+  const found = (list: readonly ResultProvenance[]) =>
+    evidence.filter((turn) => list.some((p) => covers(p, turn))).length / evidence.length;
   const first = results.findIndex((p) => evidence.some((turn) => covers(p, turn)));
-  return { recall5: foundBy(5), recall10: foundBy(10), mrr: first < 0 ? 0 : 1 / (first + 1) };
+  const top5 = results.slice(0, 5);
+  return {
+    recall5: found(top5),
+    recall10: found(results.slice(0, 10)),
+    mrr: first < 0 ? 0 : 1 / (first + 1),
+    recall10Turns: found(withinTurnBudget(results, 10)),
+    citedTurns5:
+      top5.length === 0 ? 0 : top5.reduce((sum, p) => sum + citedTurns(p), 0) / top5.length,
+  };
 }
 
 export function meanEvidence(rows: readonly EvidenceScores[]): EvidenceScores {
@@ -51,6 +86,8 @@ export function meanEvidence(rows: readonly EvidenceScores[]): EvidenceScores {
     recall5: mean((s) => s.recall5),
     recall10: mean((s) => s.recall10),
     mrr: mean((s) => s.mrr),
+    recall10Turns: mean((s) => s.recall10Turns),
+    citedTurns5: mean((s) => s.citedTurns5),
   };
 }
 
