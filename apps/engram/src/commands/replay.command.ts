@@ -25,6 +25,7 @@ import { DEFAULT_OBSERVER_TOPICS } from '../../../observer/src/observer.stage';
 import { DEFAULT_INDEXER_GROUP_ID } from '../../../retrieval/src/retrieval.runtime';
 import { deadLettersSince } from '../dead-letters';
 import { progressBar, type Progress } from '../progress';
+import { redactReplayItem } from './replay-redaction';
 import {
   distributedTarget,
   embeddedTarget,
@@ -185,7 +186,9 @@ export async function publishReplayStream(
     bar?.advance(events.length);
   };
   try {
-    for await (const item of items) {
+    for await (const unredacted of items) {
+      // Secrets out before anything is published or dead-lettered (replay-redaction.ts).
+      const item = redactReplayItem(unredacted);
       // A line error (ReplayLineError, or import's TranscriptLineError of the same shape).
       if (!('event' in item)) {
         rejected += 1;

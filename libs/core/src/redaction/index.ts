@@ -32,3 +32,4 @@ export {
 export { MIN_SECRET_LENGTH, looksHighEntropy, looksLikeSecretValue } from './secret-values';
 export { findSecrets, redactSecrets } from './redact-secrets';
 export { redactJson, redactJsonText } from './redact-json';
+export { redactEvent, redactRawLine } from './redact-event';
