@@ -1,7 +1,6 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { secretCorpus } from '../../../libs/core/src/redaction/secret-corpus';
+import { secretLeaks } from '../../../test/support/secret-leaks';
 import { startEmbeddedRpcServer, type EmbeddedRpcServer } from './testing/embedded-rpc-server';
 import { call, recallClient, type RecallClient } from './testing/recall-rpcs.suite';
 import { PROJECT, TENANT } from './testing/records';
@@ -67,17 +66,7 @@ describe('Remember and Feedback redact before anything is stored', () => {
   });
 
   it('should leave no secret of the corpus in any file of the data dir or any answer', () => {
-    const files = readdirSync(server.dataDir).map((name) => join(server.dataDir, name));
-    const stored = files.map((file) => readFileSync(file).toString('latin1'));
-    const leaks: string[] = [];
-    for (const c of CORPUS) {
-      // The longest line of a secret is what a reader could copy (PEM blocks span lines).
-      const probe = c.secret.split('\n').sort((a, b) => b.length - a.length)[0];
-      files.forEach((file, i) => {
-        if (stored[i].includes(probe)) leaks.push(`${c.name} in ${file}`);
-      });
-      if (answers.some((a) => a.includes(probe))) leaks.push(`${c.name} in an rpc answer`);
-    }
+    const leaks = secretLeaks(CORPUS, server.dataDir, { 'an rpc answer': answers.join('\n') });
     expect(leaks).toEqual([]);
   });
 });
