@@ -1,5 +1,5 @@
 import BetterSqlite3, { type Database } from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
+import { preparePrivateDatabase } from '@engram/embedded';
 import { join } from 'node:path';
 
 /**
@@ -14,7 +14,7 @@ export class ImportLedger {
   private constructor(private readonly db: Database) {}
 
   static open(dataDir: string): ImportLedger {
-    mkdirSync(dataDir, { recursive: true });
+    preparePrivateDatabase(dataDir, join(dataDir, 'imports.db'));
     const db = new BetterSqlite3(join(dataDir, 'imports.db'));
     db.pragma('journal_mode = WAL');
     db.exec(

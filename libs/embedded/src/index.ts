@@ -7,3 +7,4 @@ export * from './sqlite-observer-graph';
 export * from './sqlite-retrieval-store';
 export * from './vector-index';
 export * from './vector-index-reembed';
+export * from './private-files';

@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   deadLetterTopic,
@@ -11,6 +10,7 @@ import {
   type RecordHeaders,
 } from '@engram/core';
 import BetterSqlite3, { type Database } from 'better-sqlite3';
+import { preparePrivateDatabase } from './private-files';
 import { migrate } from './sqlite-schema';
 
 export interface SqliteEventLogOptions {
@@ -113,8 +113,9 @@ export class SqliteEventLog {
   private readonly sql: ReturnType<typeof prepareStatements>;
 
   private constructor(options: SqliteEventLogOptions) {
-    mkdirSync(options.dataDir, { recursive: true });
     this.path = join(options.dataDir, options.fileName ?? 'events.db');
+    // Private to the user (dir 0700, database and journals 0600): it holds prompts and code.
+    preparePrivateDatabase(options.dataDir, this.path);
     this.clock = options.clock ?? Date.now;
     this.db = new BetterSqlite3(this.path, { timeout: options.busyTimeoutMs ?? 10_000 });
     try {

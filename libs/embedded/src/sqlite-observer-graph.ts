@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   emptyCoAccessAggregate,
@@ -16,6 +15,7 @@ import {
   type ObserverGraphStore,
 } from '@engram/core';
 import BetterSqlite3, { type Database } from 'better-sqlite3';
+import { preparePrivateDatabase } from './private-files';
 
 /**
  * The observer's per-session facts, as the Neo4j graph keeps them (SPEC §5): one row per
@@ -174,8 +174,9 @@ export class SqliteObserverGraph implements ObserverGraphStore {
   private readonly rule: CoAccessDirectionRule;
 
   private constructor(options: SqliteObserverGraphOptions) {
-    mkdirSync(options.dataDir, { recursive: true });
     this.path = join(options.dataDir, options.fileName ?? 'graph.db');
+    // Private to the user (dir 0700, database and journals 0600): it holds prompts and code.
+    preparePrivateDatabase(options.dataDir, this.path);
     this.rule = options.rule;
     this.db = new BetterSqlite3(this.path, { timeout: 10_000 });
     const mode = this.db.pragma('journal_mode = WAL', { simple: true }) as string;

@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   applyAccessUpdate,
@@ -11,6 +10,7 @@ import {
   type SessionActivity,
 } from '@engram/core';
 import BetterSqlite3, { type Database, type Statement } from 'better-sqlite3';
+import { preparePrivateDatabase } from './private-files';
 import {
   FTS_TOKENIZER,
   LexicalIndexes,
@@ -374,8 +374,9 @@ export class SqliteRetrievalStore {
   private readonly statements = new Map<string, Statement>();
 
   private constructor(options: SqliteRetrievalStoreOptions) {
-    mkdirSync(options.dataDir, { recursive: true });
     this.path = join(options.dataDir, options.fileName ?? 'retrieval.db');
+    // Private to the user (dir 0700, database and journals 0600): it holds prompts and code.
+    preparePrivateDatabase(options.dataDir, this.path);
     this.db = new BetterSqlite3(this.path, { timeout: 10_000 });
     const mode = this.db.pragma('journal_mode = WAL', { simple: true }) as string;
     if (mode !== 'wal') {

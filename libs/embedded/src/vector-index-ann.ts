@@ -1,8 +1,17 @@
 import { createHash } from 'node:crypto';
-import { mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  mkdirSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { Index, MetricKind, ScalarKind } from 'usearch';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './private-files';
 
 // One HNSW graph (usearch) per tier, scope and model: a cache of the vectors SQLite holds, kept
 // in files of the data directory. A file is named after the change-log sequence number it
@@ -178,11 +187,19 @@ export class AnnIndex {
 
   /** `<key>.<seq>.usearch` under a temporary name, renamed; older files of the scope deleted. */
   private save(temporary: string): void {
-    mkdirSync(this.dir, { recursive: true });
+    mkdirSync(this.dir, { recursive: true, mode: PRIVATE_DIR_MODE });
     const key = annFileKey(this.scope);
     this.index.save(temporary);
+    // Private like the databases: vectors of the user's prompts and memories.
+    chmodSync(temporary, PRIVATE_FILE_MODE);
     renameSync(temporary, join(this.dir, `${key}.${this.seq}.usearch`));
-    writeFileSync(join(this.dir, `${key}.json`), JSON.stringify({ ...this.scope, ANN_PARAMETERS }));
+    writeFileSync(
+      join(this.dir, `${key}.json`),
+      JSON.stringify({ ...this.scope, ANN_PARAMETERS }),
+      {
+        mode: PRIVATE_FILE_MODE,
+      },
+    );
     for (const older of annFiles(this.dir, key)) {
       if (older.seq < this.seq) rmSync(older.path, { force: true });
     }

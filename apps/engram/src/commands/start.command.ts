@@ -1,10 +1,9 @@
 import { grpcTokensOf, loadConfig, type EngramConfig } from '@engram/config';
 import { assertServable, type TenantTokens } from '@engram/core';
-import { SqliteEventLogAdapter } from '@engram/embedded';
+import { ensurePrivateDir, SqliteEventLogAdapter } from '@engram/embedded';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { Command } from 'commander';
-import { mkdirSync } from 'node:fs';
 import { DEFAULT_RECALL_GRPC_URL, serveRecallGrpc } from '../../../retrieval/src/recall.runtime';
 import { DistributedEngramModule } from '../distributed.module';
 import { hydeClientOf } from '../../../retrieval/src/recall-stack';
@@ -54,7 +53,7 @@ async function startEmbedded(config: EngramConfig, dataDir: string, grpcUrl: str
   // Before anything starts: a bad tokens file, or an open server on the network, stops here.
   const tokens = grpcTokensOf(config);
   assertServable(grpcUrl, tokens, 'engram.recall.v1');
-  mkdirSync(dataDir, { recursive: true });
+  ensurePrivateDir(dataDir);
   const services = await startEmbeddedServices({ config, dataDir });
   let grpc: EmbeddedGrpc;
   try {
