@@ -38,7 +38,16 @@ function withVector<D extends SearchFields>(doc: { id: string; body: D }, vector
 
 const DOCS = {
   memories: [
-    withVector(memoryDocument(memoryRecord({ memoryId: 'm-auth', memoryType: 'gotcha' })), [1, 0]),
+    withVector(
+      memoryDocument(
+        memoryRecord({
+          memoryId: 'm-auth',
+          memoryType: 'gotcha',
+          content: 'the auth token refresh must hold the session mutex',
+        }),
+      ),
+      [1, 0],
+    ),
     withVector(memoryDocument(memoryRecord({ memoryId: 'm-css', memoryType: 'decision' })), [0, 1]),
   ],
   episodes: [withVector(episodeDocument(episodeRecord({ episodeId: 'e-auth' })), [1, 0])],
@@ -95,7 +104,10 @@ describe('RecallService', () => {
     const top = answer.results[0];
     expect(top).toMatchObject({ tier: 'memories', id: 'm-auth' });
     expect(top.score).toMatchObject({ bm25Rank: 1, knnRank: 1, knn: 1, phaseWeight: 1.5 });
-    expect(top.explanation).toMatch(/^final .* phase 1\.50 \(implement\/gotcha\)/);
+    // relevance dominates; the phase weight is damped (1.5^0.25), and the relevance is the one
+    // scale of every tier: the rank fusion with the share of the query's words the text holds
+    expect(top.explanation).toMatch(/^final .* phase 1\.1067 \(implement\/gotcha 1\.50, damped\)/);
+    expect(top.explanation).toContain('query-term coverage 1.0000');
     expect(top.provenance).toMatchObject({ tenantId: TENANT, memoryId: 'm-auth' });
     expect(answer.results.map((r) => r.id)).toEqual(
       expect.arrayContaining(['e-auth', 'p-auth', 'm-css']),

@@ -7,7 +7,7 @@ import {
   explainScore,
   hydeEnsemble,
   hydePrompt,
-  mergeTierHits,
+  mergeAcrossTiers,
   modelVector,
   parseRecallRequest,
   rankEpisodes,
@@ -28,6 +28,7 @@ import {
   type TierHit,
 } from '@engram/core';
 import {
+  episodeText as indexedEpisodeText,
   episodeFromSource,
   episodeFilters,
   memoryFilters,
@@ -227,11 +228,58 @@ export class RecallService {
     ]);
     const searched = performance.now();
     const now = this.clock();
-    const hits = mergeTierHits(
+    const hits = this.merge(
+      query,
       bm25.map((found, i) => this.rankTier(withKnn(found, knn?.[i]), query, vector, temporal, now)),
-      query.k,
     );
     return { hits, searchMs: searched - started, rankMs: performance.now() - searched };
+  }
+
+  /**
+   * The tiers' lists as one (mergeAcrossTiers): relevance on one scale for every tier, and one
+   * result per source — an episode, its turns and the memories distilled from them shown once,
+   * with the provenance of all of them. A result ranks by its group's best member; its score's
+   * other components, and the explanation, are those of the member shown.
+   */
+  private merge(query: RecallQuery, lists: RecallHit[][]): RecallHit[] {
+    const groups = mergeAcrossTiers<RecallHit>(
+      {
+        lists,
+        k: query.k,
+        query: query.query,
+        textOf: (hit) => {
+          switch (hit.tier) {
+            case 'memories':
+              return hit.memory.memory.content; // not the display text: no [STALE — …] prefix
+            case 'episodes':
+              return indexedEpisodeText(hit.episode);
+            case 'turns':
+              return hit.text;
+          }
+        },
+        confidenceOf: (hit) => (hit.tier === 'memories' ? hit.memory.confidence : null),
+      },
+      this.config,
+    );
+    return groups.map((group) => {
+      const shown = group.representative;
+      const others = group.members.filter((m) => m !== shown);
+      const explanation =
+        (shown === group.best
+          ? ''
+          : `group final ${group.finalScore.toFixed(4)} from its best, ${group.best.tier} ${group.best.id}; shown: `) +
+        explainScore(group.score, this.config.hybrid, this.config.priors) +
+        `; query-term coverage ${group.coverage.toFixed(4)}` +
+        (others.length > 0
+          ? `; one source with ${others.map((m) => `${m.tier} ${m.id}`).join(', ')}`
+          : '');
+      return {
+        ...shown,
+        score: { ...group.score, finalScore: group.finalScore },
+        provenance: group.provenance,
+        explanation,
+      };
+    });
   }
 
   /** One list (BM25 with a text, kNN with a vector) of every tier of the query, in its order. */
@@ -270,11 +318,12 @@ export class RecallService {
     const turnIds = hits.flatMap((hit) => (hit.tier === 'turns' ? [hit.id] : []));
     if (turnIds.length === 0) return hits;
     const episodes = await this.store.episodesOfTurns(query.scope, turnIds);
-    return hits.map((hit) =>
-      hit.tier === 'turns'
-        ? { ...hit, provenance: turnProvenance(hit.turn, episodes.get(hit.id) ?? []) }
-        : hit,
-    );
+    return hits.map((hit) => {
+      if (hit.tier !== 'turns') return hit;
+      const own = turnProvenance(hit.turn, episodes.get(hit.id) ?? []);
+      const episodeIds = [...new Set([...hit.provenance.episodeIds, ...own.episodeIds])];
+      return { ...hit, provenance: { ...hit.provenance, episodeIds } };
+    });
   }
 
   private async embedQuery(text: string): Promise<ModelVector> {
@@ -345,15 +394,17 @@ export class RecallService {
     temporal: TemporalConstraint | undefined,
     now: number,
   ): RecallHit[] {
+    // Every candidate ranked, not k: the merge collapses one source's results into one, so k
+    // results are k sources whenever the candidates hold them.
     const common = {
       phase: query.phase,
       now,
       bm25: found.candidates.bm25,
       knn: found.candidates.knn,
       query: vector,
-      limit: query.k,
     };
-    const explain = (score: TierHit['score']) => explainScore(score, this.config.hybrid);
+    const explain = (score: TierHit['score']) =>
+      explainScore(score, this.config.hybrid, this.config.priors);
     switch (found.tier) {
       case 'memories':
         return rankMemories(

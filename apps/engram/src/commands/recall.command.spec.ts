@@ -5,7 +5,7 @@ import { Writable } from 'node:stream';
 import { parseConfig } from '@engram/config';
 import { parseRecallRequest, type RecallRequestInput } from '@engram/core';
 import { SqliteRetrievalStore } from '@engram/embedded';
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createEmbeddedRecallStack,
   LEXICAL_ONLY_EMBEDDER,
@@ -161,8 +161,12 @@ describe('formatRecall', () => {
 });
 
 describe('engram recall (embedded, end to end)', () => {
-  it('should answer from what `replay --wait` indexed, with the turn and its episode cited', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'engram-recall-'));
+  const dir = mkdtempSync(join(tmpdir(), 'engram-recall-'));
+  let store: SqliteRetrievalStore;
+  let stack: ReturnType<typeof createEmbeddedRecallStack>;
+  let deps: RecallDeps;
+
+  beforeAll(async () => {
     const config = parseConfig({});
     // Lexical only: the path of a machine without the model, and independent of it.
     const services = await startEmbeddedServices({
@@ -180,35 +184,88 @@ describe('engram recall (embedded, end to end)', () => {
         errors: new Collect(),
         wait: { groups: serviceGroups(config), timeoutMs: 60_000 },
       });
-      expect(summary.caughtUp).toBe(true);
-      // A second reader of the data directory, as `engram recall` is beside `engram start`.
-      const store = SqliteRetrievalStore.open({ dataDir: dir });
-      const stack = createEmbeddedRecallStack({ store, embedder: LEXICAL_ONLY_EMBEDDER });
-      try {
-        const line = await answerRecall(
-          embeddedRecallDeps(store, stack),
-          { query: 'how do we fake time in the refresh tests?' },
-          { project: 'acme/webshop', k: 10 },
-        );
-        expect(line.tenant).toBe('acme');
-        // The distiller's memory of the user's correction, and the turn it came from.
-        const memory = line.results.find((r) => r.tier === 'memories' && r.type === 'gotcha');
-        expect(memory?.text).toMatch(/vitest fake timers/);
-        const cited = line.results.find((r) => r.tier === 'turns');
-        expect(cited?.text).toMatch(/vitest fake timers/);
-        expect(cited?.provenance).toMatchObject({
-          sessionIds: ['demo-session-1'],
-          promptIds: [2],
-          episodeIds: [expect.any(String)],
-        });
-      } finally {
-        await stack.access.close();
-        store.close();
-      }
+      if (summary.caughtUp !== true) throw new Error('the replay did not catch up');
     } finally {
       await target.close();
       await services.stop();
-      rmSync(dir, { recursive: true, force: true });
     }
+    // A second reader of the data directory, as `engram recall` is beside `engram start`.
+    store = SqliteRetrievalStore.open({ dataDir: dir });
+    stack = createEmbeddedRecallStack({ store, embedder: LEXICAL_ONLY_EMBEDDER });
+    deps = embeddedRecallDeps(store, stack);
+  });
+
+  afterAll(async () => {
+    await stack?.access.close();
+    store?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const QUERY = 'how do we fake time in the refresh tests?';
+  const DEFAULTS = { project: 'acme/webshop', k: 10 };
+  /**
+   * The same ranking: the same results (tier, id, text, provenance) in the same order, with the
+   * same scores and score components of the member shown — up to the recency prior's drift with
+   * the wall clock between two calls.
+   */
+  const expectSameRanking = (actual: RecallJsonLine, expected: RecallJsonLine) => {
+    const list = (line: RecallJsonLine) =>
+      line.results.map((r) => ({ tier: r.tier, id: r.id, text: r.text, provenance: r.provenance }));
+    expect(list(actual)).toEqual(list(expected));
+    const close = (scores: object) =>
+      Object.fromEntries(
+        Object.entries(scores).map(([name, value]) => [
+          name,
+          typeof value === 'number' ? (expect.closeTo(value, 6) as number) : (value as unknown),
+        ]),
+      );
+    expect(actual.results.map((r) => ({ score: r.score, ...r.scores }))).toEqual(
+      expected.results.map((r) => close({ score: r.score, ...r.scores })),
+    );
+  };
+
+  it('should answer from what `replay --wait` indexed, with the turn and its episode cited', async () => {
+    // --no-track: the store stays as replayed, the tests below count their own accesses
+    const line = await answerRecall(deps, { query: QUERY }, { ...DEFAULTS, track: false });
+    expect(line.tenant).toBe('acme');
+    // The distiller's memory of the user's correction, and the turn it came from: one
+    // result per source (issue #23), so the turn and its episode are cited in the memory's
+    // provenance instead of taking slots of their own to say the same.
+    const memory = line.results.find((r) => r.tier === 'memories' && r.type === 'gotcha');
+    expect(memory?.text).toMatch(/vitest fake timers/);
+    expect(memory?.provenance).toMatchObject({
+      sessionIds: ['demo-session-1'],
+      episodeIds: [expect.any(String)],
+    });
+    expect(memory?.provenance.promptIds).toContain(2);
+    expect(memory?.explanation).toMatch(/; one source with episodes \S+, turns \S+$/);
+    expect(line.results.filter((r) => r.provenance.promptIds.includes(2))).toEqual([memory]);
+  });
+
+  it('should give the same list for the same query twice with --no-track (issue #23)', async () => {
+    const first = await answerRecall(deps, { query: QUERY }, { ...DEFAULTS, track: false });
+    await stack.access.flush();
+    const second = await answerRecall(deps, { query: QUERY }, { ...DEFAULTS, track: false });
+    expect(first.results.length).toBeGreaterThan(1);
+    expectSameRanking(second, first);
+    const counts = (line: RecallJsonLine) => line.results.map((r) => r.memory?.accessCount);
+    expect(counts(second)).toEqual(counts(first)); // nothing was counted
+  });
+
+  it('should rank the same however often a memory was returned before (tracking cannot flip a ranking)', async () => {
+    const before = await answerRecall(deps, { query: QUERY }, { ...DEFAULTS, track: false });
+    // The memory the query ranks last, returned (and counted) many times by a query of its own.
+    const memories = before.results.filter((r) => r.tier === 'memories');
+    const last = memories[memories.length - 1];
+    expect(memories.length).toBeGreaterThan(1);
+    for (let i = 0; i < 20; i += 1) {
+      const tracked = await answerRecall(deps, { query: last.text }, DEFAULTS);
+      expect(tracked.results.map((r) => r.id)).toContain(last.id);
+      await stack.access.flush();
+    }
+    const after = await answerRecall(deps, { query: QUERY }, { ...DEFAULTS, track: false });
+    const counted = after.results.find((r) => r.id === last.id)?.memory;
+    expect(counted?.accessCount).toBeGreaterThanOrEqual((last.memory?.accessCount ?? 0) + 20);
+    expectSameRanking(after, before);
   });
 });

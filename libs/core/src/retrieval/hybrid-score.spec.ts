@@ -32,7 +32,7 @@ describe('hybrid score', () => {
     expect(frequencyScore(-2, 5)).toBe(0);
   });
 
-  it('should combine 0.6·relevance + 0.25·recency + 0.15·frequency and weight by phase (by hand)', () => {
+  it('should let relevance dominate: priors within a band, phase damped (by hand)', () => {
     const score = scoreSubject(
       {
         id: 'm1',
@@ -40,38 +40,78 @@ describe('hybrid score', () => {
         lastAccessedAt: NOW - 30 * DAY,
         accessCount: 3,
         stale: false,
+        use: 0.8,
       },
       { basis: 'query', fused: FUSED },
       { phase: 'implement', now: NOW, maxAccessCount: 7 },
       CONFIG,
     );
-    // 0.6·0.8 + 0.25·e^-1 + 0.15·(2/3) = 0.48 + 0.0919699 + 0.1 = 0.6719699; × 1.5 (implement/gotcha)
-    expect(score.base).toBeCloseTo(0.48 + 0.25 * Math.exp(-1) + 0.1, 12);
-    expect(score.base).toBeCloseTo(0.6719699, 6);
+    // prior = (0.25·e^-1 + 0.15·0.8) / 0.4 = 0.5299262; base = 0.8·(0.9 + 0.1·prior)
+    const prior = (0.25 * Math.exp(-1) + 0.15 * 0.8) / 0.4;
+    expect(score.base).toBeCloseTo(0.8 * (0.9 + 0.1 * prior), 12);
     expect(score.phaseWeight).toBe(1.5);
-    expect(score.finalScore).toBeCloseTo(1.0079549, 6);
-    expect(score).toMatchObject({
-      bm25: 4,
-      bm25Rank: 1,
-      knn: 0.6,
-      knnRank: 2,
-      relevanceBasis: 'query',
-      stalePenalty: 1,
-    });
+    expect(score.phaseFactor).toBeCloseTo(Math.pow(1.5, 0.25), 12);
+    expect(score.finalScore).toBeCloseTo(score.base * Math.pow(1.5, 0.25), 12);
+    // the access count is reported, never ranked: use is the confidence
+    expect(score).toMatchObject({ accessCount: 3, frequency: 0.8, relevanceBasis: 'query' });
+  });
+
+  it('should never lift a document of 60 % of the relevance over another, whatever its priors', () => {
+    // the extremes: validate weighs error_pattern 1.5 and prefetch_pattern 0.3 (the table's
+    // range); the favoured one new and fully confident, the other ten years old and of no use
+    const context = { phase: 'validate' as const, now: NOW, maxAccessCount: 1e6 };
+    const favoured = scoreSubject(
+      {
+        id: 'a',
+        memoryType: 'error_pattern',
+        lastAccessedAt: NOW,
+        accessCount: 1e6,
+        stale: false,
+        use: 1,
+      },
+      { basis: 'confidence', confidence: 0.6 },
+      context,
+      CONFIG,
+    );
+    const relevant = scoreSubject(
+      {
+        id: 'b',
+        memoryType: 'prefetch_pattern',
+        lastAccessedAt: NOW - 3650 * DAY,
+        accessCount: 0,
+        stale: false,
+        use: 0,
+      },
+      { basis: 'confidence', confidence: 1 },
+      context,
+      CONFIG,
+    );
+    expect(favoured.finalScore / relevant.finalScore).toBeCloseTo(
+      (0.6 * Math.pow(1.5, 0.25)) / (0.9 * Math.pow(0.3, 0.25)),
+      6,
+    );
+    expect(relevant.finalScore).toBeGreaterThan(favoured.finalScore);
   });
 
   it('should apply the stale penalty to the final score and fall back to 1.0 for unlisted types', () => {
     const score = scoreSubject(
-      { id: 'm2', memoryType: 'preference', lastAccessedAt: NOW, accessCount: 0, stale: true },
+      {
+        id: 'm2',
+        memoryType: 'preference',
+        lastAccessedAt: NOW,
+        accessCount: 0,
+        stale: true,
+        use: 1,
+      },
       { basis: 'confidence', confidence: 0.9 },
       { phase: 'reflect', now: NOW, maxAccessCount: 0 },
       CONFIG,
     );
-    // 0.6·0.9 + 0.25·1 + 0 = 0.79; reflect has no preference entry → 1.0; stale → × 0.5
-    expect(score.base).toBeCloseTo(0.79, 12);
+    // prior 1 → base = 0.9; reflect has no preference entry → 1.0; stale → × 0.5
+    expect(score.base).toBeCloseTo(0.9, 12);
     expect(score.phaseWeight).toBe(1);
     expect(score.stalePenalty).toBe(0.5);
-    expect(score.finalScore).toBeCloseTo(0.395, 12);
+    expect(score.finalScore).toBeCloseTo(0.45, 12);
     expect(score).toMatchObject({
       relevanceBasis: 'confidence',
       bm25Rank: 0,
@@ -88,15 +128,16 @@ describe('hybrid score', () => {
         lastAccessedAt: NOW - 30 * DAY,
         accessCount: 3,
         stale: false,
+        use: 0,
       },
       { basis: 'query', fused: FUSED },
       { phase: 'implement', now: NOW, maxAccessCount: 7, hyde: true },
       CONFIG,
     );
-    expect(explainScore(score, CONFIG.hybrid)).toBe(
-      'final 1.0080 = base 0.6720 × phase 1.50 (implement/gotcha) × stale 1.00; ' +
-        'base = 0.60×0.8000 (relevance: rrf #1/#2 → 1.0000, cosine 0.6000 (computed)) + ' +
-        '0.25×0.3679 (recency, 30.0 d) + 0.15×0.6667 (frequency, 3/7); via HyDE',
+    expect(explainScore(score, CONFIG.hybrid, CONFIG.priors)).toBe(
+      'final 0.8172 = base 0.7384 × phase 1.1067 (implement/gotcha 1.50, damped) × stale 1.00; ' +
+        'base = 0.8000 (relevance: rrf #1/#2 → 1.0000, cosine 0.6000 (computed)) × (1 − 0.1 + 0.1×prior); ' +
+        'prior = 0.25×0.3679 (recency, 30.0 d) + 0.15×0.0000 (use: confidence; 3 returns, not ranked); via HyDE',
     );
   });
 });

@@ -16,7 +16,17 @@ export interface ScoringSubject {
   lastAccessedAt: number;
   accessCount: number;
   stale: boolean;
+  /**
+   * Evidence that the document is worth returning, in [0, 1], that no recall can move: a
+   * memory's confidence (raised by a Feedback confirm, halved by "wrong"); 0.5 (no evidence either
+   * way) for raw history. It is the prior's use term: a return is not a use, so accessCount
+   * (which every tracked recall raises) is reported but never ranks (issue #23).
+   */
+  use: number;
 }
+
+/** Raw history (turns, episodes): no evidence of use either way. */
+export const NEUTRAL_USE = 0.5;
 
 /** What is known of a document's match to the query (or, without a query, its confidence). */
 export type RelevanceInput =
@@ -78,10 +88,7 @@ export function scoreSubject(
   const daysSinceAccess = daysSince(subject.lastAccessedAt, context.now);
   const recency = recencyScore(daysSinceAccess, config.recencyDecayDays);
   const accessCount = sanitiseCount(subject.accessCount);
-  const frequency = frequencyScore(accessCount, context.maxAccessCount);
-  const { hybrid } = config;
-  const base =
-    hybrid.relevance * relevance + hybrid.recency * recency + hybrid.frequency * frequency;
+  const frequency = clampUnit(subject.use);
   const weight = phaseWeight(
     config.phaseWeights,
     context.phase,
@@ -89,6 +96,7 @@ export function scoreSubject(
     config.missingPhaseWeight,
   );
   const stalePenalty = subject.stale ? config.stale.penalty : 1;
+  const { base, phaseFactor } = priorFactors(relevance, recency, frequency, weight, config);
   return {
     bm25: fused?.bm25 ?? 0,
     bm25Rank: fused?.bm25Rank ?? 0,
@@ -108,10 +116,35 @@ export function scoreSubject(
     phase: context.phase,
     memoryType: subject.memoryType,
     phaseWeight: weight,
+    phaseFactor,
     stalePenalty,
-    finalScore: base * weight * stalePenalty,
+    finalScore: base * phaseFactor * stalePenalty,
     hyde: context.hyde ?? false,
     causalExpansion: context.causalExpansion ?? false,
+  };
+}
+
+/**
+ * Relevance first, priors within a band (issue #23): base = relevance · (1 − share + share ·
+ * prior), prior = the recency and use terms weighted as hybrid.recency : hybrid.frequency, and the
+ * phase weight damped to weight^phaseExponent. A document with no relevance scores 0 whatever
+ * its priors, and the priors of two documents differ by at most the band.
+ */
+export function priorFactors(
+  relevance: number,
+  recency: number,
+  use: number,
+  phaseWeightValue: number,
+  config: Pick<RankingConfig, 'hybrid' | 'priors'>,
+): { prior: number; base: number; phaseFactor: number } {
+  const { recency: wRecency, frequency: wUse } = config.hybrid;
+  const total = wRecency + wUse;
+  const prior = total > 0 ? (wRecency * recency + wUse * use) / total : 0;
+  const { share, phaseExponent } = config.priors;
+  return {
+    prior,
+    base: relevance * (1 - share + share * prior),
+    phaseFactor: Math.pow(Math.max(0, phaseWeightValue), phaseExponent),
   };
 }
 

@@ -4,11 +4,15 @@ import { PHASE_WEIGHTS, phaseWeight } from './phase-weights';
 import { rankMemories, type RankMemoriesInput } from './rank-memories';
 import { memory, MODEL, NOW, SCOPE } from './testing/fixtures';
 import { modelVector } from './model-vector';
+import { DEFAULT_RANKING_CONFIG, rankingConfig } from './ranking-config';
 import { UNIVERSAL_PHASES, type UniversalPhase } from './universal-phase';
 
 // The same query in every phase over one candidate of each memory type, all equally relevant
-// (same vector; BM25 and kNN lists in opposite orders, so RRF barely separates them) and with
-// equal priors: the order must follow seed 002's PHASE_WEIGHTS row of the phase.
+// and with equal priors (same confidence and age): the order must follow seed 002's
+// PHASE_WEIGHTS row of the phase. Equally relevant exactly: the relevance is the cosine alone
+// (the same vector for all), not the rank fusion — whose positions always separate candidates a
+// little, and since issue #23 the damped phase weight only reorders near-ties (1.3 vs 1.4 is
+// ×1.02), smaller than what positions in two lists of 16 give.
 
 const QUERY = modelVector(MODEL, [1, 0]);
 const ONE_OF_EACH = MEMORY_TYPES.map((type) =>
@@ -16,17 +20,26 @@ const ONE_OF_EACH = MEMORY_TYPES.map((type) =>
 );
 const IDS = ONE_OF_EACH.map((m) => ({ id: m.memoryId }));
 
-function rank(phase: UniversalPhase, overrides: Partial<RankMemoriesInput> = {}): MemoryType[] {
-  return rankMemories({
-    filter: { ...SCOPE },
-    phase,
-    now: NOW,
-    bm25: IDS,
-    knn: [...IDS].reverse(),
-    query: QUERY,
-    memories: ONE_OF_EACH,
-    ...overrides,
-  }).map((ranked) => ranked.memory.memoryType);
+const COSINE_ONLY = rankingConfig({ relevanceMix: { rrf: 0, cosine: 1 } });
+
+function rank(
+  phase: UniversalPhase,
+  overrides: Partial<RankMemoriesInput> = {},
+  config = COSINE_ONLY,
+): MemoryType[] {
+  return rankMemories(
+    {
+      filter: { ...SCOPE },
+      phase,
+      now: NOW,
+      bm25: IDS,
+      knn: [...IDS].reverse(),
+      query: QUERY,
+      memories: ONE_OF_EACH,
+      ...overrides,
+    },
+    config,
+  ).map((ranked) => ranked.memory.memoryType);
 }
 
 const weights = (phase: UniversalPhase, types: MemoryType[]) =>
@@ -68,7 +81,7 @@ describe('phase weighting orders memory types as PHASE_WEIGHTS intends', () => {
     ];
     const hits = [{ id: 'decision' }, { id: 'gotcha' }];
     const order = (phase: UniversalPhase) =>
-      rank(phase, { bm25: hits, knn: hits, memories: candidates });
+      rank(phase, { bm25: hits, knn: hits, memories: candidates }, DEFAULT_RANKING_CONFIG);
     expect(order('explore')).toEqual(['decision', 'gotcha']); // 1.4 vs 0.8
     expect(order('implement')).toEqual(['gotcha', 'decision']); // 0.7 vs 1.5
   });

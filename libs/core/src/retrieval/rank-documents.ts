@@ -25,7 +25,8 @@ export interface ScoredDocument {
 
 /**
  * The whole query-time ranking for any tier: fuse BM25 and kNN (RRF + exact cosine → relevance),
- * add recency and frequency priors, weight by phase and staleness. Sorted by final score
+ * move it within the priors' band (recency, use) and by the damped phase weight, then staleness
+ * (hybrid-score.ts). Sorted by final score
  * descending, then relevance descending, then id — the same input always gives the same order.
  */
 export function rankDocuments(input: RankDocumentsInput, config: RankingConfig): ScoredDocument[] {

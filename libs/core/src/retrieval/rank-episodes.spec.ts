@@ -5,7 +5,7 @@ import { matchWorkflowRecipes, workflowRecipeFilter } from './workflow-recipes';
 import { DAY, episode, memory, MODEL, NOW, SCOPE } from './testing/fixtures';
 
 describe('rankEpisodes', () => {
-  it('should rank episodes with the memory formula, phase weight 1 and frequency 0 (by hand)', () => {
+  it('should rank episodes with the memory formula, phase weight 1 and neutral use (by hand)', () => {
     const [top, second] = rankEpisodes({
       scope: SCOPE,
       phase: 'implement',
@@ -23,12 +23,18 @@ describe('rankEpisodes', () => {
         ['e2', modelVector(MODEL, [0, 1])],
       ]),
     });
-    // e1: relevance (43/44 + 1)/2, recency e^-1 → 0.6·0.98864 + 0.25·0.36788 = 0.68515
+    // relevance · (0.9 + 0.1·prior), prior = (0.25·recency + 0.15·use) / 0.4, use 0.5 (no evidence)
+    // e1: relevance (43/44 + 1)/2 = 0.98864, recency e^-1: prior 0.41742 → 0.93104
     expect(top.episode.episodeId).toBe('e1');
-    expect(top.score.finalScore).toBeCloseTo(0.6 * ((43 / 44 + 1) / 2) + 0.25 * Math.exp(-1), 12);
-    expect(top.score).toMatchObject({ phaseWeight: 1, frequency: 0, memoryType: null });
-    // e2: relevance 0.5/2 = 0.25 (orthogonal), recency 1 → 0.15 + 0.25 = 0.4
-    expect(second.score.finalScore).toBeCloseTo(0.4, 12);
+    const prior = (recency: number) => (0.25 * recency + 0.15 * 0.5) / 0.4;
+    expect(top.score.finalScore).toBeCloseTo(
+      ((43 / 44 + 1) / 2) * (0.9 + 0.1 * prior(Math.exp(-1))),
+      12,
+    );
+    expect(top.score.finalScore).toBeCloseTo(0.93104, 5);
+    expect(top.score).toMatchObject({ phaseWeight: 1, frequency: 0.5, memoryType: null });
+    // e2: relevance 0.5/2 = 0.25 (orthogonal), recency 1: prior 0.8125 → 0.25·0.98125 = 0.24531
+    expect(second.score.finalScore).toBeCloseTo(0.25 * 0.98125, 12);
     expect(top.provenance.episodeIds).toEqual(['e1']);
   });
 

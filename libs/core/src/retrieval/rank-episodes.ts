@@ -33,7 +33,7 @@ export interface RankEpisodesInput {
 
 /**
  * Recall on the episodes tier: the same fusion and priors as memories (episodes: phase weight
- * 1.0, frequency 0, recency from their end), scoped and optionally limited in time. Feeds
+ * 1.0, neutral use, recency from their end), scoped and optionally limited in time. Feeds
  * GetEpisodeSequence (relevance) and Recall.
  */
 export function rankEpisodes(

@@ -27,7 +27,7 @@ function turn(overrides: Partial<Turn> & { eventId: string }): Turn {
 }
 
 describe('rankTurns', () => {
-  it('should score turns like episodes: recency from when typed, frequency 0, weight 1 (by hand)', () => {
+  it('should score turns like episodes: recency from when typed, neutral use, weight 1 (by hand)', () => {
     const [top, second] = rankTurns({
       scope: SCOPE,
       phase: 'implement',
@@ -42,10 +42,16 @@ describe('rankTurns', () => {
       ]),
     });
     expect(top.turn.eventId).toBe('t1');
-    expect(top.score.finalScore).toBeCloseTo(0.6 * ((43 / 44 + 1) / 2) + 0.25 * Math.exp(-1), 12);
-    expect(top.score).toMatchObject({ phaseWeight: 1, frequency: 0, memoryType: null });
+    // relevance · (0.9 + 0.1·prior), prior = (0.25·recency + 0.15·0.5) / 0.4: raw history has no
+    // evidence of use either way (0.5)
+    const prior = (recency: number) => (0.25 * recency + 0.15 * 0.5) / 0.4;
+    expect(top.score.finalScore).toBeCloseTo(
+      ((43 / 44 + 1) / 2) * (0.9 + 0.1 * prior(Math.exp(-1))),
+      12,
+    );
+    expect(top.score).toMatchObject({ phaseWeight: 1, frequency: 0.5, memoryType: null });
     // t2: relevance (rank 1 in one of two lists: 0.5) / 2 = 0.25, orthogonal, recency 1
-    expect(second.score.finalScore).toBeCloseTo(0.6 * 0.25 + 0.25, 12);
+    expect(second.score.finalScore).toBeCloseTo(0.25 * (0.9 + 0.1 * prior(1)), 12);
   });
 
   it('should drop other scopes, agent prompts and turns outside the time range', () => {

@@ -1,5 +1,5 @@
 import type { PromptSubmitted } from '@engram/contracts';
-import type { ScoringSubject } from './hybrid-score';
+import { NEUTRAL_USE, type ScoringSubject } from './hybrid-score';
 import { inRange, inSessions, type TemporalConstraint } from './temporal';
 import type { ModelVector } from './model-vector';
 import type { Provenance } from './provenance';
@@ -34,7 +34,7 @@ export interface RankTurnsInput {
 }
 
 /**
- * Turns are raw history: never access-tracked (frequency 0), their recency clock is when they
+ * Turns are raw history: no evidence of use either way (NEUTRAL_USE), their recency clock is when they
  * were typed, and they have no memory type (phase weight 1.0) — the same treatment as episodes.
  */
 export function turnSubject(turn: Turn): ScoringSubject {
@@ -44,6 +44,7 @@ export function turnSubject(turn: Turn): ScoringSubject {
     lastAccessedAt: turn.timestamp,
     accessCount: 0,
     stale: false,
+    use: NEUTRAL_USE,
   };
 }
 

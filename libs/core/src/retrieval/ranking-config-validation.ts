@@ -38,6 +38,10 @@ export function validateRankingConfig(config: RankingConfig): void {
   validateContextConfig(config.context);
   count('access.maxPendingIds', config.access.maxPendingIds);
   nonNegative('access.maxAgeMs', config.access.maxAgeMs);
+  unit('priors.share', config.priors.share);
+  unit('priors.phaseExponent', config.priors.phaseExponent);
+  unit('crossTier.coverage', config.crossTier.coverage);
+  unit('crossTier.memoryBand', config.crossTier.memoryBand);
 }
 
 function validateContextConfig(context: ContextConfig): void {

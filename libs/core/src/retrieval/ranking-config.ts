@@ -4,7 +4,11 @@ import { PHASE_WEIGHTS, type PhaseWeightTable } from './phase-weights';
 import { validateRankingConfig } from './ranking-config-validation';
 import { UNIVERSAL_PHASES } from './universal-phase';
 
-/** `base = relevance·w + recency·w + frequency·w` (SPEC §7). */
+/**
+ * SPEC §7's `base = relevance·w + recency·w + frequency·w` until issue #23; now only the ratio
+ * recency : frequency counts (the prior, see PriorsConfig), and `relevance` no longer weighs:
+ * relevance multiplies the prior factor instead of competing with it.
+ */
 export interface HybridWeights {
   relevance: number;
   recency: number;
@@ -85,6 +89,32 @@ export interface AccessConfig {
   maxAgeMs: number;
 }
 
+/**
+ * How far the priors (recency, use, phase) may move a document against its relevance (issue #23:
+ * relevance must dominate). final = relevance · (1 − share + share · prior) · phaseWeight^phaseExponent
+ * · stale, prior in [0, 1]: with share 0.1 the prior moves a score by at most 10 %, and with
+ * exponent 0.25 the phase table (0.3–1.5) by at most (1.5 / 0.3)^0.25 ≈ ×1.50; together at most
+ * ≈ ×1.66 between the most and the least favoured document, so they reorder near-ties and never
+ * lift a document of 60 % of another's relevance over it (stale memories are halved on top).
+ */
+export interface PriorsConfig {
+  share: number;
+  phaseExponent: number;
+}
+
+/**
+ * Recall across tiers (recall-merge.ts): relevance is recomputed on one scale for every tier, the
+ * per-tier rank fusion mixed with the query-term coverage of the document's own text (IDF over
+ * the candidates of all tiers), which a tier's rank alone cannot give: the best of a weak tier
+ * ranks first in it.
+ */
+export interface CrossTierConfig {
+  /** Weight of the query-term coverage against the tier's fused rank (with or without kNN). */
+  coverage: number;
+  /** A memory is shown for its group over a raw member scoring at most this much higher. */
+  memoryBand: number;
+}
+
 /** Every weight and constant of retrieval, in one place (SPEC §7, seed 002 §7). */
 export interface RankingConfig {
   /** Reciprocal rank fusion constant: score = Σ 1 / (k + rank). */
@@ -103,6 +133,8 @@ export interface RankingConfig {
   sequence: SequenceConfig;
   context: ContextConfig;
   access: AccessConfig;
+  priors: PriorsConfig;
+  crossTier: CrossTierConfig;
 }
 
 export const DEFAULT_RANKING_CONFIG: Readonly<RankingConfig> = Object.freeze({
@@ -175,6 +207,8 @@ export const DEFAULT_RANKING_CONFIG: Readonly<RankingConfig> = Object.freeze({
     ] as const),
   }),
   access: Object.freeze({ maxPendingIds: 500, maxAgeMs: 5_000 }),
+  priors: Object.freeze({ share: 0.1, phaseExponent: 0.25 }),
+  crossTier: Object.freeze({ coverage: 0.5, memoryBand: 0.85 }),
 });
 
 type SectionOverrides<T> = { [K in keyof T]?: T[K] };
@@ -194,6 +228,8 @@ export type RankingConfigOverrides = {
   sequence?: SectionOverrides<SequenceConfig>;
   context?: SectionOverrides<ContextConfig>;
   access?: SectionOverrides<AccessConfig>;
+  priors?: SectionOverrides<PriorsConfig>;
+  crossTier?: SectionOverrides<CrossTierConfig>;
 };
 
 /**
@@ -216,6 +252,8 @@ export function rankingConfig(overrides: RankingConfigOverrides = {}): RankingCo
     sequence: { ...d.sequence, ...overrides.sequence },
     context: { ...d.context, ...overrides.context },
     access: { ...d.access, ...overrides.access },
+    priors: { ...d.priors, ...overrides.priors },
+    crossTier: { ...d.crossTier, ...overrides.crossTier },
   };
   validateRankingConfig(config);
   return config;

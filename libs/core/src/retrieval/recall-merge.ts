@@ -1,4 +1,10 @@
+import { eng as ENGLISH_STOP_WORDS } from 'stopword';
+import stem from 'wink-porter2-stemmer';
+import { relevanceOf } from './fusion';
+import { priorFactors } from './hybrid-score';
 import { compareText } from './ordering';
+import type { Provenance } from './provenance';
+import type { RankingConfig } from './ranking-config';
 import { RECALL_TIERS, type RecallTier } from './recall-request';
 import type { ScoreComponents } from './score-components';
 
@@ -13,22 +19,239 @@ function tierOrder(tier: RecallTier): number {
   return RECALL_TIERS.indexOf(tier);
 }
 
+/** A hit the cross-tier merge can compare and collapse: its provenance and its own text. */
+export interface MergeableHit extends TierHit {
+  provenance: Provenance;
+}
+
+export interface CrossTierMergeInput<H extends MergeableHit> {
+  lists: readonly (readonly H[])[];
+  k: number;
+  /** The query as typed. */
+  query: string;
+  /** The text a hit was found by (a memory's content, an episode's indexed text, a turn). */
+  textOf: (hit: H) => string;
+  /** A memory's confidence; null for raw history (episodes, turns). */
+  confidenceOf: (hit: H) => number | null;
+}
+
+/** One result of a cross-tier recall: documents of one source, shown as one. */
+export interface MergedGroup<H extends MergeableHit> {
+  /** The member shown: the most confident memory within the band of the best, else the best. */
+  representative: H;
+  /** Every member, best first (the representative among them). */
+  members: H[];
+  /** The best member: it ranks the group. */
+  best: H;
+  /** The representative's own components, relevance and final score on the cross-tier scale. */
+  score: ScoreComponents;
+  /** The group's score: its best member's final score (what the groups are ordered by). */
+  finalScore: number;
+  /** The members' provenance together: every session, episode, prompt and event behind them. */
+  provenance: Provenance;
+  /** The query-term coverage of the representative's text, in [0, 1]. */
+  coverage: number;
+}
+
+const STOP_WORDS = new Set(ENGLISH_STOP_WORDS);
+
+/** Lower-case stems of the content words of a text, each once. */
+export function contentStems(text: string): Set<string> {
+  return new Set(
+    (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])
+      .filter((word) => !STOP_WORDS.has(word))
+      .map((word) => stem(word)),
+  );
+}
+
 /**
- * The results of several tiers as one list of at most `k`: by final score, then relevance, then
- * tier (memories, episodes, turns: the distilled form before the raw one), then id. Final scores
- * of different tiers are comparable because every tier is scored with the same formula against
- * the same query; the one asymmetry is intended: only memories are access-tracked, so only they
- * earn a frequency prior.
+ * Share of the query's content words a text contains, each weighted by its IDF among the
+ * candidates of all tiers together (ln(1 + N / (1 + n))): a word every candidate has says little,
+ * a word only this one has says much. The same scale for every tier, which a tier's own BM25 rank
+ * is not (the best of a weak tier ranks first in it). 0 for a query without content words.
  */
-export function mergeTierHits<H extends TierHit>(lists: readonly (readonly H[])[], k: number): H[] {
-  return lists
-    .flat()
+export function queryCoverage(
+  queryStems: ReadonlySet<string>,
+  documents: readonly ReadonlySet<string>[],
+): number[] {
+  const n = documents.length;
+  const idf = new Map<string, number>();
+  let total = 0;
+  for (const term of queryStems) {
+    const withTerm = documents.filter((doc) => doc.has(term)).length;
+    const weight = Math.log(1 + n / (1 + withTerm));
+    idf.set(term, weight);
+    total += weight;
+  }
+  return documents.map((doc) => {
+    if (total === 0) return 0;
+    let found = 0;
+    for (const [term, weight] of idf) if (doc.has(term)) found += weight;
+    return found / total;
+  });
+}
+
+/**
+ * The cross-tier relevance: fusion's relevance (relevanceOf) with the tier's normalised rank
+ * fusion sharing its weight with the query-term coverage; the cosine (comparable across tiers:
+ * one model) keeps its own:
+ *   relevanceOf((1 − c)·fusedNormalised + c·coverage, cosine)
+ * Null coverage (a query of stop words only: nothing to cover) leaves the relevance as it was.
+ */
+export function crossTierRelevance(
+  score: ScoreComponents,
+  coverage: number | null,
+  config: RankingConfig,
+): number {
+  if (score.relevanceBasis !== 'query' || coverage === null) return score.relevance;
+  const c = config.crossTier.coverage;
+  return relevanceOf(
+    (1 - c) * score.fusedNormalised + c * coverage,
+    score.knn,
+    score.cosineStatus !== 'no_query_vector',
+    config,
+  );
+}
+
+/** The components again with another relevance (priors, phase and stale as they were). */
+function rescored(
+  score: ScoreComponents,
+  relevance: number,
+  config: Pick<RankingConfig, 'hybrid' | 'priors'>,
+): ScoreComponents {
+  const { base, phaseFactor } = priorFactors(
+    relevance,
+    score.recency,
+    score.frequency,
+    score.phaseWeight,
+    config,
+  );
+  return { ...score, relevance, base, finalScore: base * phaseFactor * score.stalePenalty };
+}
+
+/** A hit on the cross-tier scale, with the evidence it was derived from (its event ids). */
+interface Scored<H extends MergeableHit> {
+  hit: H;
+  coverage: number;
+  score: ScoreComponents;
+  events: ReadonlySet<string>;
+}
+
+/**
+ * Two results of one source: they share an event (an episode and its own turns; a memory and the
+ * turns or episode it was distilled from), or one is the episode the other names.
+ */
+function sameSource<H extends MergeableHit>(a: Scored<H>, b: Scored<H>): boolean {
+  for (const id of a.events) if (b.events.has(id)) return true;
+  const names = (x: MergeableHit, y: MergeableHit) =>
+    x.tier === 'episodes' && y.provenance.episodeIds.includes(x.id);
+  return names(a.hit, b.hit) || names(b.hit, a.hit);
+}
+
+/**
+ * Group index of every hit (the index of its group's best member; hits in score order). Raw
+ * history groups by shared source: an episode with its own turns (a turn is in one episode,
+ * so these groups cannot chain). A memory joins the best raw group it was distilled from, and
+ * only one: a memory whose events span several episodes (a work state, a fact reinforced in
+ * two sessions) must not weld them into one result. Memories are never grouped with each other:
+ * two memories of one prompt are two statements, not one said twice.
+ */
+function groupOf<H extends MergeableHit>(scored: readonly Scored<H>[]): number[] {
+  const parent = scored.map((_, i) => i);
+  const find = (i: number): number => (parent[i] === i ? i : (parent[i] = find(parent[i])));
+  const join = (i: number, j: number) => {
+    const [ri, rj] = [find(i), find(j)];
+    if (ri !== rj) parent[Math.max(ri, rj)] = Math.min(ri, rj);
+  };
+  const isMemory = (i: number) => scored[i].hit.tier === 'memories';
+  const raw = scored.flatMap((_, i) => (isMemory(i) ? [] : [i]));
+  for (const [n, i] of raw.entries()) {
+    for (const j of raw.slice(n + 1)) if (sameSource(scored[i], scored[j])) join(i, j);
+  }
+  scored.forEach((memory, i) => {
+    if (!isMemory(i)) return;
+    const sources = raw.filter((j) => sameSource(memory, scored[j])).map(find);
+    if (sources.length > 0) join(i, Math.min(...sources));
+  });
+  return scored.map((_, i) => find(i));
+}
+
+function unionProvenance(members: readonly MergeableHit[], shown: MergeableHit): Provenance {
+  const all = members.map((m) => m.provenance);
+  const union = <T>(pick: (p: Provenance) => readonly T[]) => [...new Set(all.flatMap(pick))];
+  return {
+    ...shown.provenance,
+    sessionIds: union((p) => p.sessionIds),
+    episodeIds: union((p) => p.episodeIds),
+    promptIds: union((p) => p.promptIds).sort((x, y) => x - y),
+    eventIds: union((p) => p.eventIds),
+  };
+}
+
+/**
+ * Recall across tiers (issue #23): relevance on one scale for every tier (crossTierRelevance),
+ * then one result per source (groupOf) — an episode, its own turns and the memories distilled
+ * from them are one result carrying all their provenance, not several slots saying the same —
+ * ordered by their best member, at most k. The member shown is the most confident memory scoring
+ * within `crossTier.memoryBand` of the best member (the distilled statement of the lesson rather
+ * than the raw prompt), else the best member. Deterministic: ties by relevance, tier, then id.
+ */
+export function mergeAcrossTiers<H extends MergeableHit>(
+  input: CrossTierMergeInput<H>,
+  config: RankingConfig,
+): MergedGroup<H>[] {
+  const hits = input.lists.flat();
+  const queryStems = contentStems(input.query);
+  const coverage = queryCoverage(
+    queryStems,
+    hits.map((hit) => contentStems(input.textOf(hit))),
+  );
+  const covered = (i: number) => (queryStems.size > 0 ? coverage[i] : null);
+  const scored: Scored<H>[] = hits
+    .map((hit, i) => ({
+      hit,
+      coverage: coverage[i],
+      score: rescored(hit.score, crossTierRelevance(hit.score, covered(i), config), config),
+      events: new Set(hit.provenance.eventIds),
+    }))
     .sort(
       (a, b) =>
         b.score.finalScore - a.score.finalScore ||
         b.score.relevance - a.score.relevance ||
-        tierOrder(a.tier) - tierOrder(b.tier) ||
-        compareText(a.id, b.id),
-    )
-    .slice(0, Math.max(0, k));
+        tierOrder(a.hit.tier) - tierOrder(b.hit.tier) ||
+        compareText(a.hit.id, b.hit.id),
+    );
+  const groups = new Map<number, Scored<H>[]>();
+  groupOf(scored).forEach((group, i) => {
+    const members = groups.get(group) ?? [];
+    members.push(scored[i]);
+    groups.set(group, members);
+  });
+  return [...groups.entries()]
+    .sort(([a], [b]) => a - b)
+    .slice(0, Math.max(0, input.k))
+    .map(([, members]) => {
+      const best = members[0];
+      const band = best.score.finalScore * config.crossTier.memoryBand;
+      const memories = members
+        .filter((m) => input.confidenceOf(m.hit) !== null && m.score.finalScore >= band)
+        .sort(
+          (a, b) =>
+            (input.confidenceOf(b.hit) ?? 0) - (input.confidenceOf(a.hit) ?? 0) ||
+            b.score.finalScore - a.score.finalScore,
+        );
+      const shown = memories[0] ?? best;
+      return {
+        representative: shown.hit,
+        best: best.hit,
+        members: members.map((m) => m.hit),
+        score: shown.score,
+        finalScore: best.score.finalScore,
+        provenance: unionProvenance(
+          members.map((m) => m.hit),
+          shown.hit,
+        ),
+        coverage: shown.coverage,
+      };
+    });
 }

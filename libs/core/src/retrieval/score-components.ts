@@ -10,9 +10,12 @@ export type RelevanceBasis = 'query' | 'confidence';
 
 /**
  * Every part of a score, as computed (mirrors `ScoreComponents` of recall.proto, plus the inputs
- * needed to recompute it by hand):
- *   base  = w.relevance·relevance + w.recency·recency + w.frequency·frequency
- *   final = base · phaseWeight · stalePenalty
+ * needed to recompute it by hand); relevance dominates, the priors move it within a band
+ * (hybrid-score.ts, priorFactors):
+ *   prior = (w.recency·recency + w.frequency·frequency) / (w.recency + w.frequency)
+ *   base  = relevance · (1 − share + share·prior)
+ *   final = base · phaseWeight^phaseExponent · stalePenalty
+ * `frequency` is the use evidence (a memory's confidence), not the access count.
  */
 export interface ScoreComponents {
   bm25: number;
@@ -35,6 +38,8 @@ export interface ScoreComponents {
   phase: UniversalPhase;
   memoryType: MemoryType | null;
   phaseWeight: number;
+  /** phaseWeight^priors.phaseExponent: what the phase weight multiplies the score by. */
+  phaseFactor: number;
   /** 1 unless the memory is stale. */
   stalePenalty: number;
   finalScore: number;
@@ -55,6 +60,7 @@ export function explainScore(
     recency: number;
     frequency: number;
   },
+  priors: { share: number } = { share: 0.1 },
 ): string {
   const type = score.memoryType ?? 'document';
   const relevanceSource =
@@ -62,11 +68,11 @@ export function explainScore(
       ? `rrf #${score.bm25Rank || '-'}/#${score.knnRank || '-'} → ${f(score.fusedNormalised)}, cosine ${f(score.knn)} (${score.cosineStatus ?? 'n/a'})`
       : 'confidence';
   return (
-    `final ${f(score.finalScore)} = base ${f(score.base)} × phase ${score.phaseWeight.toFixed(2)} ` +
-    `(${score.phase}/${type}) × stale ${score.stalePenalty.toFixed(2)}; ` +
-    `base = ${weights.relevance.toFixed(2)}×${f(score.relevance)} (relevance: ${relevanceSource}) + ` +
-    `${weights.recency.toFixed(2)}×${f(score.recency)} (recency, ${score.daysSinceAccess.toFixed(1)} d) + ` +
-    `${weights.frequency.toFixed(2)}×${f(score.frequency)} (frequency, ${score.accessCount}/${score.maxAccessCount})` +
+    `final ${f(score.finalScore)} = base ${f(score.base)} × phase ${f(score.phaseFactor)} ` +
+    `(${score.phase}/${type} ${score.phaseWeight.toFixed(2)}, damped) × stale ${score.stalePenalty.toFixed(2)}; ` +
+    `base = ${f(score.relevance)} (relevance: ${relevanceSource}) × (1 − ${priors.share} + ${priors.share}×prior); ` +
+    `prior = ${weights.recency.toFixed(2)}×${f(score.recency)} (recency, ${score.daysSinceAccess.toFixed(1)} d) + ` +
+    `${weights.frequency.toFixed(2)}×${f(score.frequency)} (use: ${score.memoryType === null ? 'none known' : 'confidence'}; ${score.accessCount} returns, not ranked)` +
     (score.hyde ? '; via HyDE' : '') +
     (score.causalExpansion ? '; via causal expansion' : '')
   );

@@ -1,14 +1,21 @@
 import type { Episode, Memory } from '@engram/contracts';
-import type { ScoringSubject } from './hybrid-score';
+import { NEUTRAL_USE, type ScoringSubject } from './hybrid-score';
 import { isStale } from './stale';
 
+/**
+ * A memory's priors come from what no recall writes (issue #23: returns are not uses, and the
+ * same query over the same data must give the same list): recency from when it was learned
+ * (createdAt), use from its confidence, which feedback moves. accessCount and lastAccessedAt
+ * (access tracking) are reported and gate proactive injection, but never rank a search.
+ */
 export function memorySubject(memory: Memory): ScoringSubject {
   return {
     id: memory.memoryId,
     memoryType: memory.memoryType,
-    lastAccessedAt: memory.lastAccessedAt,
+    lastAccessedAt: memory.createdAt,
     accessCount: memory.accessCount,
     stale: isStale(memory),
+    use: memory.confidence,
   };
 }
 
@@ -23,5 +30,6 @@ export function episodeSubject(episode: Episode): ScoringSubject {
     lastAccessedAt: episode.endedAt ?? episode.startedAt,
     accessCount: 0,
     stale: false,
+    use: NEUTRAL_USE,
   };
 }
