@@ -85,6 +85,13 @@ describe('query coverage', () => {
     expect(none).toBe(0);
     expect(queryCoverage(contentStems('the and of'), docs)).toEqual([0, 0, 0]);
   });
+
+  it('should skip blobs, on which Porter2 is quadratic (issue #19)', () => {
+    const started = performance.now();
+    const found = contentStems(`refresh ${'aB3'.repeat(20_000)} tokens`);
+    expect(performance.now() - started).toBeLessThan(500);
+    expect([...found]).toEqual(['refresh', 'token']);
+  });
 });
 
 describe('mergeAcrossTiers', () => {

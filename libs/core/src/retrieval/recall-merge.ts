@@ -1,5 +1,7 @@
 import { eng as ENGLISH_STOP_WORDS } from 'stopword';
 import stem from 'wink-porter2-stemmer';
+import { BoundedMemo } from '../segmentation/bounded-memo';
+import { MAX_WORD_LENGTH } from '../segmentation/intent-keywords';
 import { relevanceOf } from './fusion';
 import { priorFactors } from './hybrid-score';
 import { compareText } from './ordering';
@@ -55,13 +57,23 @@ export interface MergedGroup<H extends MergeableHit> {
 
 const STOP_WORDS = new Set(ENGLISH_STOP_WORDS);
 
-/** Lower-case stems of the content words of a text, each once. */
+/**
+ * Porter2 per word, remembered: every recall stems its candidates' texts again (≈ 30 µs a text
+ * uncached), and their vocabulary repeats from one recall to the next.
+ */
+const stems = new BoundedMemo<string>(stem, 100_000, MAX_WORD_LENGTH);
+
+/**
+ * Lower-case stems of the content words of a text, each once. A run longer than MAX_WORD_LENGTH
+ * is a blob (base64, a hash), not a word, and Porter2's suffix regexes are quadratic on it
+ * (issue #19): skipped, as intentKeywords does.
+ */
 export function contentStems(text: string): Set<string> {
-  return new Set(
-    (text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])
-      .filter((word) => !STOP_WORDS.has(word))
-      .map((word) => stem(word)),
-  );
+  const found = new Set<string>();
+  for (const word of text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) {
+    if (word.length <= MAX_WORD_LENGTH && !STOP_WORDS.has(word)) found.add(stems.get(word));
+  }
+  return found;
 }
 
 /**
