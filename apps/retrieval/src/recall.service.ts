@@ -403,8 +403,8 @@ export class RecallService {
       knn: found.candidates.knn,
       query: vector,
     };
-    const explain = (score: TierHit['score']) =>
-      explainScore(score, this.config.hybrid, this.config.priors);
+    // Explained by the merge, on the cross-tier scale, for the k results it keeps.
+    const explanation = '';
     switch (found.tier) {
       case 'memories':
         return rankMemories(
@@ -419,7 +419,7 @@ export class RecallService {
           id: memory.memory.memoryId,
           score: memory.score,
           text: memory.content,
-          explanation: explain(memory.score),
+          explanation,
           provenance: memory.provenance,
           memory,
         }));
@@ -433,7 +433,7 @@ export class RecallService {
           id: episode.episodeId,
           score,
           text: episodeText(episode),
-          explanation: explain(score),
+          explanation,
           provenance,
           episode,
         }));
@@ -448,7 +448,7 @@ export class RecallService {
           id: turn.eventId,
           score,
           text: turn.text,
-          explanation: explain(score),
+          explanation,
           provenance,
           turn,
         }));
