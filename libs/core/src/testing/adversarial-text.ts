@@ -1,4 +1,18 @@
+import { filePathsIn } from '../distillation/files-in-text';
+import { classifyAssertions, sentencesOf } from '../distillation/extractive/assertions';
+import { requestAsAction } from '../distillation/extractive/actions';
+import {
+  commandWords,
+  coreCommand,
+  errorLine,
+  isBookkeeping,
+} from '../distillation/extractive/errors';
+import { titleOf } from '../distillation/reflector/proposal-builder';
+import { oneLine } from '../distillation/transcript';
 import { hookResponseFailure } from '../hooks/claude-code-hooks';
+import { gitRevertTarget } from '../observation/revert-detection';
+import { classifyNote } from '../observation/rules/remember-request.rule';
+import { contentStems } from '../retrieval/recall-merge';
 import { normaliseErrorMessage } from '../observation/error-normalisation';
 import { redactJsonText, redactSecrets } from '../redaction';
 import { extractEntities } from '../segmentation/entities';
@@ -52,4 +66,17 @@ export const EVENT_TEXT_FUNCTIONS: Record<string, (text: string) => unknown> = {
   intentKeywords,
   keywordsOfToken,
   hookResponseFailure: (text) => hookResponseFailure({ error: text, stderr: text }),
+  filePathsIn,
+  gitRevertTarget,
+  classifyNote,
+  classifyAssertions,
+  sentencesOf,
+  requestAsAction,
+  errorLine,
+  coreCommand,
+  commandWords,
+  isBookkeeping,
+  titleOf,
+  oneLine,
+  contentStems,
 };
