@@ -5,7 +5,26 @@ import swc from 'unplugin-swc';
 import type { ViteUserConfig as UserConfig } from 'vitest/config';
 
 const root = fileURLToPath(new URL('.', import.meta.url));
-const libs = ['core', 'contracts', 'config', 'kafka', 'elasticsearch', 'neo4j', 'embedded', 'ai'];
+const libs = [
+  'core',
+  'contracts',
+  'errors',
+  'config',
+  'kafka',
+  'elasticsearch',
+  'neo4j',
+  'embedded',
+  'ai',
+  'grpc',
+];
+// Apps other apps may import, through their public entry (src/index.ts; src/testing/index.ts for
+// test helpers) only: `@engram/app-retrieval`, `@engram/app-retrieval/testing`, ….
+const apps = ['segmenter', 'observer', 'distiller', 'retrieval'];
+// Narrow entries that are not an index (listed before the app aliases, which would match first).
+const appEntries = {
+  // `engram hook` loads only the embedded recall stack, not the whole retrieval app (~100 ms).
+  '@engram/app-retrieval/embedded': 'apps/retrieval/src/retrieval.embedded',
+};
 
 process.env.TZ = 'UTC';
 
@@ -28,6 +47,10 @@ export const sharedConfig: UserConfig = {
     }),
   ],
   resolve: {
-    alias: Object.fromEntries(libs.map((lib) => [`@engram/${lib}`, `${root}libs/${lib}/src`])),
+    alias: Object.fromEntries([
+      ...Object.entries(appEntries).map(([name, path]) => [name, `${root}${path}`]),
+      ...libs.map((lib) => [`@engram/${lib}`, `${root}libs/${lib}/src`]),
+      ...apps.map((app) => [`@engram/app-${app}`, `${root}apps/${app}/src`]),
+    ]),
   },
 };

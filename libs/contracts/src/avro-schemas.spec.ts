@@ -2,7 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Type } from 'avsc';
-import { MisconfigurationError } from '@engram/core';
+import { MisconfigurationError } from '@engram/errors';
 import { describe, expect, it } from 'vitest';
 import { CHANNEL_KINDS, PROMPT_SOURCES, TOOL_OUTCOMES } from './agent-events';
 import {

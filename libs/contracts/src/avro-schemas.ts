@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Type } from 'avsc';
-import { MisconfigurationError } from '@engram/core';
+import { MisconfigurationError } from '@engram/errors';
 import { SchemaIndex, type AvroSchemaJson } from './schema-index';
 import { AVRO_NAMESPACE, topicOfRecord, topicSpec, type RecordName } from './topics';
 

@@ -1,4 +1,4 @@
-import { InvalidEventError } from '@engram/core';
+import { InvalidEventError } from '@engram/errors';
 import {
   AVRO_NAMESPACE,
   topicOfRecord,

@@ -1,4 +1,4 @@
-import { InvalidEventError } from '@engram/core';
+import { InvalidEventError } from '@engram/errors';
 import { describe, expect, it } from 'vitest';
 import { avroTypeOfTopic } from './avro-schemas';
 import { toAvroValue } from './avro-values';

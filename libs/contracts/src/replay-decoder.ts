@@ -1,4 +1,4 @@
-import { InvalidEventError } from '@engram/core';
+import { InvalidEventError } from '@engram/errors';
 import { schemaIndexOfTopic } from './avro-schemas';
 import { envelopeIssues } from './envelope';
 import { CoercionError, coerceRecordFields, type CoercionOptions } from './json-coercion';

@@ -1,17 +1,13 @@
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const ROOT = join(__dirname, '..', '..', '..', '..');
-const ALIASES = [
-  'core',
-  'contracts',
-  'config',
-  'kafka',
-  'elasticsearch',
-  'neo4j',
-  'embedded',
-  'ai',
-];
+/** The @engram/* aliases of the build (.swcrc), so a new lib or app alias needs no change here. */
+const PATHS = (
+  JSON.parse(readFileSync(join(ROOT, '.swcrc'), 'utf8')) as {
+    jsc: { paths: Record<string, string[]> };
+  }
+).jsc.paths;
 
 /**
  * Writes a require hook into `dir` that compiles TypeScript on the fly with SWC (the repository's
@@ -20,7 +16,6 @@ const ALIASES = [
  */
 export function tsNodeArgs(dir: string, script: string, args: string[]): string[] {
   const hook = join(dir, 'swc-register.cjs');
-  const paths = Object.fromEntries(ALIASES.map((lib) => [`@engram/${lib}`, [`libs/${lib}/src`]]));
   const options = {
     swcrc: false,
     module: { type: 'commonjs' },
@@ -30,7 +25,7 @@ export function tsNodeArgs(dir: string, script: string, args: string[]): string[
       transform: { legacyDecorator: true, decoratorMetadata: true, useDefineForClassFields: false },
       keepClassNames: true,
       baseUrl: ROOT,
-      paths,
+      paths: PATHS,
     },
   };
   writeFileSync(
