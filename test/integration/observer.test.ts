@@ -348,7 +348,11 @@ describe('observer service on real Kafka, Schema Registry and Neo4j', () => {
     expect(report.neighbors.map((n) => [n.file, n.rawCount, n.direction])).toEqual(
       expected.map((n) => [n.file, n.rawCount, n.direction]),
     );
-    expect(formatNeighbors(report)).toContain(`1. ${SESSION}  weight 0.80`);
+    expect(formatNeighbors(report)).toMatch(
+      new RegExp(
+        `1\\. ${SESSION.replace(/\./g, '\\.')}  score \\d\\.\\d\\d  co_access  weight 0\\.80`,
+      ),
+    );
     const unknown = await neighborsReport(graph, {
       project: uniqueName('nope'),
       file: TOKEN,

@@ -100,6 +100,8 @@ describe('segmenter service on real Kafka', () => {
       ENGRAM_TOPIC_PREFIX: prefix,
       ENGRAM_SEGMENTER_PARTITIONS: String(PARTITIONS),
       ENGRAM_SEGMENTER_SWEEP_MS: '500',
+      // The reference run's mode (segmenterSettings(): keyword); the service's default is hybrid.
+      ENGRAM_SEGMENTER_MODE: settings.mode,
       ENGRAM_RETRY_INITIAL_MS: '100',
       ENGRAM_RETRY_MAX_MS: '2000',
     };
