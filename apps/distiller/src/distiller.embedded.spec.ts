@@ -7,10 +7,7 @@ import type { Episode, Memory, Typed } from '@engram/contracts';
 import { segmenterSettings } from '@engram/core';
 import { SqliteEventLog, SqliteEventLogAdapter } from '@engram/embedded';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import {
-  startEmbeddedSegmenter,
-  type EmbeddedSegmenter,
-} from '../../segmenter/src/segmenter.embedded';
+import { startEmbeddedSegmenter, type EmbeddedSegmenter } from '@engram/app-segmenter';
 import { startEmbeddedDistiller, type EmbeddedDistiller } from './distiller.embedded';
 import { distillerCodecs } from './distiller.runtime';
 import { DEFAULT_DISTILLER_TOPICS } from './distiller.stage';

@@ -1,9 +1,8 @@
 import { Module } from '@nestjs/common';
-import { DistillerModule } from '../../distiller/src/distiller.module';
-import { ObserverModule } from '../../observer/src/observer.module';
-import { RecallServerModule } from '../../retrieval/src/recall.module';
-import { RetrievalModule } from '../../retrieval/src/retrieval.module';
-import { SegmenterModule } from '../../segmenter/src/segmenter.module';
+import { DistillerModule } from '@engram/app-distiller';
+import { ObserverModule } from '@engram/app-observer';
+import { RecallServerModule, RetrievalModule } from '@engram/app-retrieval';
+import { SegmenterModule } from '@engram/app-segmenter';
 
 /**
  * `engram start --distributed`: every service in one process, each its own module with its own

@@ -6,33 +6,30 @@ import { SqliteEventLog, SqliteObserverGraph } from '@engram/embedded';
 import {
   startEmbeddedDistiller,
   type EmbeddedDistiller,
-} from '../../distiller/src/distiller.embedded';
-import {
   DEFAULT_DISTILLER_GROUP,
   prefixedDistillerTopics,
-} from '../../distiller/src/distiller.runtime';
-import { startEmbeddedObserver, type EmbeddedObserver } from '../../observer/src/observer.embedded';
+} from '@engram/app-distiller';
 import {
+  startEmbeddedObserver,
+  type EmbeddedObserver,
   prefixedObserverTopics,
   DEFAULT_OBSERVER_GROUP,
-} from '../../observer/src/observer.runtime';
+} from '@engram/app-observer';
 import {
   embeddedEmbedder,
   LEXICAL_ONLY_EMBEDDER,
   startEmbeddedRetrieval,
   type EmbeddedRetrieval,
-} from '../../retrieval/src/retrieval.embedded';
-import { DEFAULT_INDEXER_GROUP_ID } from '../../retrieval/src/retrieval.runtime';
-import { prefixedRetrievalTopics } from '../../retrieval/src/retrieval-topics';
+  DEFAULT_INDEXER_GROUP_ID,
+  prefixedRetrievalTopics,
+} from '@engram/app-retrieval';
 import {
   startEmbeddedSegmenter,
   type EmbeddedSegmenter,
-} from '../../segmenter/src/segmenter.embedded';
-import {
   continuityAssessorOf,
   prefixedTopics,
   promptEmbedderOf,
-} from '../../segmenter/src/segmenter.module';
+} from '@engram/app-segmenter';
 
 export interface EmbeddedServicesOptions {
   config: EngramConfig;

@@ -11,22 +11,23 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { freePort } from '../../../test/support/free-port';
-import { serveRecallGrpc } from '../../retrieval/src/recall.runtime';
-import { RetrievalIndexer } from '../../retrieval/src/retrieval-indexer';
 import {
+  serveRecallGrpc,
+  RetrievalIndexer,
   createEmbeddedRecallStack,
   EMBEDDED_INDEX_NAMES,
   LEXICAL_ONLY_EMBEDDER,
   sqliteBulkSend,
-} from '../../retrieval/src/retrieval.embedded';
-import { PROJECT, TENANT } from '../../retrieval/src/testing/records';
+} from '@engram/app-retrieval';
 import {
+  PROJECT,
+  TENANT,
   AUTH_FILE,
   CURRENT_SESSION,
   indexRpcCorpus,
   rpcCorpus,
-} from '../../retrieval/src/testing/rpc-corpus';
-import type { RecallStack } from '../../retrieval/src/recall-stack';
+} from '@engram/app-retrieval/testing';
+import type { RecallStack } from '@engram/app-retrieval';
 import {
   embeddedHookMemory,
   grpcHookMemory,

@@ -5,7 +5,7 @@ import type {
   BuildContextRequestMessage,
   injectForFileResponse,
   InjectForFileRequestMessage,
-} from '../../retrieval/src/recall-rpcs-proto';
+} from '@engram/app-retrieval';
 
 // `engram hook --distributed`'s memory source (issue #7, docs/claude-code-hooks.md): BuildContext
 // and InjectForFile of the recall gRPC API (schemas/proto/engram/recall/v1/recall.proto) that

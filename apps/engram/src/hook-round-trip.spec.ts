@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { LEXICAL_ONLY_EMBEDDER } from '../../retrieval/src/retrieval.embedded';
+import { LEXICAL_ONLY_EMBEDDER } from '@engram/app-retrieval';
 import { registerHookCommand } from './commands/hook.command';
 import { startEmbeddedServices, type EmbeddedServices } from './embedded-services';
 import { settleEmbedded } from './testing/embedded-settle';

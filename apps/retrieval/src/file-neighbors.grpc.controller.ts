@@ -11,7 +11,7 @@ import {
 import { Controller, Inject } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import { ImpactService, type ImpactAnswer } from './impact.service';
-import { requestTenant } from './grpc-tenancy';
+import { requestTenant } from '@engram/grpc';
 import { toRpcException } from './recall-errors';
 import { TENANT_TOKENS } from './recall.grpc.controller';
 import { scoredMemoryMessage } from './recall-rpcs-proto';

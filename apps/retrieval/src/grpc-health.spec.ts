@@ -13,7 +13,7 @@ import {
   reflectionClient,
   servingStatus,
   unary,
-} from './testing/grpc-standard-clients';
+} from '../../../libs/grpc/src/testing/grpc-standard-clients';
 
 // The recall server as `engram start` serves it (embedded store), asked the standard questions a
 // load balancer (health) and grpcurl (reflection) ask, with the standard protos.

@@ -8,7 +8,7 @@ import {
 } from '@engram/core';
 import { Logger } from '@nestjs/common';
 import { RpcException } from '@nestjs/microservices';
-import { tenantAccessStatus } from './grpc-tenancy';
+import { tenantAccessStatus } from '@engram/grpc';
 import { grpcFieldName } from './recall-proto';
 
 const logger = new Logger('RecallGrpc');

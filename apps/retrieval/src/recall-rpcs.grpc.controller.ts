@@ -23,7 +23,7 @@ import {
   type InjectForFileRequestMessage,
   type ReplayTopicRequestMessage,
 } from './recall-rpcs-proto';
-import { requestTenant } from './grpc-tenancy';
+import { requestTenant } from '@engram/grpc';
 import { TENANT_TOKENS } from './recall.grpc.controller';
 
 /**

@@ -2,7 +2,7 @@ import type { Metadata } from '@grpc/grpc-js';
 import type { TenantTokens } from '@engram/core';
 import { Controller, Inject } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
-import { requestTenant } from './grpc-tenancy';
+import { requestTenant } from '@engram/grpc';
 import { toRpcException } from './recall-errors';
 import {
   recallInputFromMessage,

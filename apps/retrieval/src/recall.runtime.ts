@@ -42,7 +42,7 @@ import { FeedbackService, type PublishTombstones } from './feedback.service';
 import { RememberService, type PublishRecords } from './remember.service';
 import { RetrievalIndexer } from './retrieval-indexer';
 import { elasticsearchRecallStore } from './recall-store';
-import { addHealthAndReflection, listenOrExplain } from './grpc-health';
+import { addHealthAndReflection, listenOrExplain } from '@engram/grpc';
 
 /** Where the recall API listens by default (loopback: expose it deliberately). */
 export const DEFAULT_RECALL_GRPC_URL = '127.0.0.1:50051';

@@ -4,7 +4,7 @@ import { Controller, Inject } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import { FeedbackService } from './feedback.service';
 import { toRpcException } from './recall-errors';
-import { requestTenant } from './grpc-tenancy';
+import { requestTenant } from '@engram/grpc';
 import { TENANT_TOKENS } from './recall.grpc.controller';
 import { RememberService } from './remember.service';
 import type { ScopeMessage } from './recall-proto';

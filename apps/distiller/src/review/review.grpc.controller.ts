@@ -3,7 +3,7 @@ import { status } from '@grpc/grpc-js';
 import { errorMessage, type TenantTokens } from '@engram/core';
 import { Controller, Inject, Logger } from '@nestjs/common';
 import { GrpcMethod, RpcException } from '@nestjs/microservices';
-import { requestTenant, tenantAccessStatus } from '../../../retrieval/src/grpc-tenancy';
+import { requestTenant, tenantAccessStatus } from '@engram/grpc';
 import {
   ReviewDesk,
   ReviewRequestError,

@@ -18,7 +18,7 @@ import { ReviewDesk } from './review-desk';
 import { ReviewGrpcClient } from './review.grpc-client';
 import { startReviewServer, type ReviewServer } from './review.server';
 import { freePort } from '../../../../test/support/free-port';
-import { servingStatus } from '../../../retrieval/src/testing/grpc-standard-clients';
+import { servingStatus } from '../../../../libs/grpc/src/testing/grpc-standard-clients';
 
 const CODECS = distillerCodecs(DEFAULT_DISTILLER_TOPICS);
 

@@ -8,7 +8,7 @@ import {
 } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Transport, type MicroserviceOptions } from '@nestjs/microservices';
-import { addHealthAndReflection, listenOrExplain } from '../../../retrieval/src/grpc-health';
+import { addHealthAndReflection, listenOrExplain } from '@engram/grpc';
 import { ReviewDesk } from './review-desk';
 import { REVIEW_TENANT_TOKENS, ReviewGrpcController } from './review.grpc.controller';
 import { REVIEW_PROTO_LOADER_OPTIONS, REVIEW_PROTO_PACKAGE, reviewProtoPath } from './review-proto';

@@ -14,7 +14,7 @@ import {
   compactedSession,
   debuggingSession,
   type RecordedSession,
-} from '../../../distiller/src/testing/distiller-events';
+} from '@engram/app-distiller/testing';
 
 /** What `engram bench distill --json` prints (one JSON object). */
 export interface DistillBench {

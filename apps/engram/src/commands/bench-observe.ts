@@ -25,8 +25,7 @@ const BENCH_PROJECT = 'bench/repo';
 const WARMUP_PROJECT = 'bench/warm-up';
 /** Sessions of the warm-up pass: enough rows for Neo4j to plan and JIT-compile every statement. */
 const WARMUP_SESSIONS = 400;
-import { prefixedObserverTopics } from '../../../observer/src/observer.runtime';
-import { ObserverStage } from '../../../observer/src/observer.stage';
+import { prefixedObserverTopics, ObserverStage } from '@engram/app-observer';
 
 /** What `engram bench observe --json` prints (one JSON object). */
 export interface ObserveBench {

@@ -24,9 +24,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { recallGrpcClient } from '../../../retrieval/src/recall-grpc-client';
-import { startRecallServer } from '../../../retrieval/src/recall.runtime';
-import { RecallService, type RecallTimings } from '../../../retrieval/src/recall.service';
+import {
+  recallGrpcClient,
+  startRecallServer,
+  RecallService,
+  type RecallTimings,
+} from '@engram/app-retrieval';
 import { progressBar } from '../progress';
 import { random } from './bench-observe';
 

@@ -4,12 +4,12 @@ import { segmenterSettings, type SegmenterPrompt } from '@engram/core';
 import { AvroRegistry, createKafka, EventPublisher } from '@engram/kafka';
 import { randomUUID } from 'node:crypto';
 import { cpus } from 'node:os';
-import { prefixedTopics } from '../../../segmenter/src/segmenter.module';
 import {
+  prefixedTopics,
   ensureSegmenterTopics,
   segmenterCodecs,
   startSegmenter,
-} from '../../../segmenter/src/segmenter.runtime';
+} from '@engram/app-segmenter';
 
 export interface SegmentEndToEndBench {
   benchmark: 'segment-e2e';

@@ -2,7 +2,7 @@ import { loadConfig } from '@engram/config';
 import type { Episode, Memory } from '@engram/contracts';
 import type { GraphCoAccessNeighbour } from '@engram/core';
 import type { SqliteEventLog, SqliteObserverGraph } from '@engram/embedded';
-import type { RecallHit } from '../../../retrieval/src/recall.service';
+import type { RecallHit } from '@engram/app-retrieval';
 import { Logger } from '@nestjs/common';
 import type { Command } from 'commander';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';

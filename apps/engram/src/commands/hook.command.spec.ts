@@ -8,19 +8,20 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BulkWriter } from '@engram/elasticsearch';
 import { SqliteRetrievalStore } from '@engram/embedded';
-import { RetrievalIndexer } from '../../../retrieval/src/retrieval-indexer';
 import {
+  RetrievalIndexer,
   EMBEDDED_INDEX_NAMES,
   LEXICAL_ONLY_EMBEDDER,
   sqliteBulkSend,
-} from '../../../retrieval/src/retrieval.embedded';
-import { PROJECT, TENANT } from '../../../retrieval/src/testing/records';
+} from '@engram/app-retrieval';
 import {
+  PROJECT,
+  TENANT,
   AUTH_FILE,
   CURRENT_SESSION,
   indexRpcCorpus,
   rpcCorpus,
-} from '../../../retrieval/src/testing/rpc-corpus';
+} from '@engram/app-retrieval/testing';
 import { HookSessionStore, HookSpool } from '../hook-spool';
 import {
   embeddedHookPublisher,

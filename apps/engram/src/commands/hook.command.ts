@@ -556,10 +556,7 @@ export async function distributedHookPublisher(config: EngramConfig): Promise<Ho
 export async function embeddedHookMemory(dataDir: string): Promise<HookMemory | null> {
   if (!existsSync(join(dataDir, 'retrieval.db'))) return null;
   const [{ SqliteRetrievalStore }, { createEmbeddedRecallStack, LEXICAL_ONLY_EMBEDDER }] =
-    await Promise.all([
-      import('@engram/embedded'),
-      import('../../../retrieval/src/retrieval.embedded'),
-    ]);
+    await Promise.all([import('@engram/embedded'), import('@engram/app-retrieval/embedded')]);
   const store = SqliteRetrievalStore.open({ dataDir });
   const { context, access } = createEmbeddedRecallStack({ store, embedder: LEXICAL_ONLY_EMBEDDER });
   return hookMemoryOn({

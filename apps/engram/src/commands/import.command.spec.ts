@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LEXICAL_ONLY_EMBEDDER } from '../../../retrieval/src/retrieval.embedded';
+import { LEXICAL_ONLY_EMBEDDER } from '@engram/app-retrieval';
 import { startEmbeddedServices } from '../embedded-services';
 import { ImportLedger } from '../import-ledger';
 import { settleEmbedded } from '../testing/embedded-settle';

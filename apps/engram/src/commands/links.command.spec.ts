@@ -6,8 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { threadLinkRecord } from '../../../segmenter/src/episode-records';
-import { prefixedTopics } from '../../../segmenter/src/segmenter.module';
+import { threadLinkRecord, prefixedTopics } from '@engram/app-segmenter';
 import { linkDecisions, registerLinksCommand } from './links.command';
 
 const AT = Date.UTC(2026, 10, 23, 9);

@@ -3,8 +3,7 @@ import type { ThreadLinkDecision } from '@engram/contracts';
 import { CompactedView, tuningReport, type EventLogPort } from '@engram/core';
 import type { Command } from 'commander';
 import { codecOnTopic, contractCodec } from '@engram/kafka';
-import { prefixedTopics } from '../../../segmenter/src/segmenter.module';
-import { toLinkDecisionRecord } from '../../../segmenter/src/thread-linker';
+import { prefixedTopics, toLinkDecisionRecord } from '@engram/app-segmenter';
 import { readCommandLog } from './command-event-log';
 import { DEFAULT_DATA_DIR } from './replay.command';
 

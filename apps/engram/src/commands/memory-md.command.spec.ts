@@ -11,8 +11,7 @@ import {
   REFLECT_AT,
   weekOfDistillations,
 } from '../../../../libs/core/src/distillation/testing/reflector-fixtures';
-import { distillerCodecs } from '../../../distiller/src/distiller.runtime';
-import { DEFAULT_DISTILLER_TOPICS } from '../../../distiller/src/distiller.stage';
+import { distillerCodecs, DEFAULT_DISTILLER_TOPICS } from '@engram/app-distiller';
 import { memoryMdReport } from './memory-md.command';
 
 const CODEC = distillerCodecs(DEFAULT_DISTILLER_TOPICS).memories;

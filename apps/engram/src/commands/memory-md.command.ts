@@ -9,7 +9,7 @@ import {
 } from '@engram/core';
 import type { Command } from 'commander';
 import { writeFile } from 'node:fs/promises';
-import { distillerCodecs, prefixedDistillerTopics } from '../../../distiller/src/distiller.runtime';
+import { distillerCodecs, prefixedDistillerTopics } from '@engram/app-distiller';
 import { readCommandLog } from './command-event-log';
 import { DEFAULT_DATA_DIR } from './replay.command';
 

@@ -6,11 +6,8 @@ import { parseConfig } from '@engram/config';
 import { parseRecallRequest, type RecallRequestInput } from '@engram/core';
 import { SqliteRetrievalStore } from '@engram/embedded';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createEmbeddedRecallStack,
-  LEXICAL_ONLY_EMBEDDER,
-} from '../../../retrieval/src/retrieval.embedded';
-import type { RecallService } from '../../../retrieval/src/recall.service';
+import { createEmbeddedRecallStack, LEXICAL_ONLY_EMBEDDER } from '@engram/app-retrieval';
+import type { RecallService } from '@engram/app-retrieval';
 import { startEmbeddedServices } from '../embedded-services';
 import { DEMO_SESSION } from './demo.command';
 import {

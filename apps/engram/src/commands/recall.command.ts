@@ -19,19 +19,18 @@ import {
 import { InvalidArgumentError, type Command } from 'commander';
 import { SqliteRetrievalStore } from '@engram/embedded';
 import { readFile } from 'node:fs/promises';
-import { hydeClientOf } from '../../../retrieval/src/recall-stack';
-import { createRecallStack, type RecallStack } from '../../../retrieval/src/recall.runtime';
 import {
+  hydeClientOf,
+  createRecallStack,
+  type RecallStack,
   createEmbeddedRecallStack,
   embeddedEmbedder,
-} from '../../../retrieval/src/retrieval.embedded';
-import {
   episodeItem,
   memoryItem,
   scoreMessage,
   turnItem,
-} from '../../../retrieval/src/recall-proto';
-import type { RecallAnswer, RecallHit, RecallService } from '../../../retrieval/src/recall.service';
+} from '@engram/app-retrieval';
+import type { RecallAnswer, RecallHit, RecallService } from '@engram/app-retrieval';
 import { DEFAULT_DATA_DIR } from './replay.command';
 
 /** One recall as the command line or a `--queries` line states it (SPEC §12). */

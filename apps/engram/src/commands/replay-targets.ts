@@ -13,12 +13,9 @@ import {
   type TopicCodec,
 } from '@engram/kafka';
 import type { Admin } from 'kafkajs';
-import { ensureEmbeddedDistillerTopics } from '../../../distiller/src/distiller.embedded';
-import { prefixedDistillerTopics } from '../../../distiller/src/distiller.runtime';
-import { ensureEmbeddedObserverTopics } from '../../../observer/src/observer.embedded';
-import { prefixedObserverTopics } from '../../../observer/src/observer.runtime';
-import { ensureEmbeddedSegmenterTopics } from '../../../segmenter/src/segmenter.embedded';
-import { prefixedTopics } from '../../../segmenter/src/segmenter.module';
+import { ensureEmbeddedDistillerTopics, prefixedDistillerTopics } from '@engram/app-distiller';
+import { ensureEmbeddedObserverTopics, prefixedObserverTopics } from '@engram/app-observer';
+import { ensureEmbeddedSegmenterTopics, prefixedTopics } from '@engram/app-segmenter';
 import { embeddedDeadLetters, type DeadLetterStore } from '../dead-letters';
 import { kafkaDeadLetters } from '../dead-letters-kafka';
 

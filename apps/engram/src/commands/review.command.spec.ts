@@ -10,17 +10,19 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   startEmbeddedDistiller,
   type EmbeddedDistiller,
-} from '../../../distiller/src/distiller.embedded';
-import { distillerCodecs } from '../../../distiller/src/distiller.runtime';
-import { DEFAULT_DISTILLER_TOPICS } from '../../../distiller/src/distiller.stage';
-import type { ProposalMessage } from '../../../distiller/src/review/review-proto';
+  distillerCodecs,
+  DEFAULT_DISTILLER_TOPICS,
+  ReviewDesk,
+  startReviewServer,
+} from '@engram/app-distiller';
+import type { ProposalMessage } from '@engram/app-distiller';
 import {
   compactedSession,
   debuggingSession,
   type RecordedSession,
-} from '../../../distiller/src/testing/distiller-events';
-import { ReviewDesk } from '../../../distiller/src/review/review-desk';
-import { startReviewServer } from '../../../distiller/src/review/review.server';
+  caughtUp,
+  until,
+} from '@engram/app-distiller/testing';
 import { memoryMdReport } from './memory-md.command';
 import {
   embeddedReviewBackend,
@@ -28,7 +30,6 @@ import {
   REVIEW_EXIT_CODES,
   runReview,
 } from './review.command';
-import { caughtUp, until } from '../../../distiller/src/testing/embedded-waits';
 import { freePort } from '../../../../test/support/free-port';
 
 const TOPICS = DEFAULT_DISTILLER_TOPICS;

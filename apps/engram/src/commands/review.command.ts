@@ -5,16 +5,18 @@ import { SqliteEventLog, SqliteEventLogAdapter } from '@engram/embedded';
 import { InvalidArgumentError, type Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { distillerCodecs, prefixedDistillerTopics } from '../../../distiller/src/distiller.runtime';
 import {
+  distillerCodecs,
+  prefixedDistillerTopics,
   ReviewDesk,
   ReviewRequestError,
   type DecisionRequest,
   type ReviewErrorCode,
   type StatusFilter,
-} from '../../../distiller/src/review/review-desk';
-import { ReviewGrpcClient } from '../../../distiller/src/review/review.grpc-client';
-import { proposalMessage, type ProposalMessage } from '../../../distiller/src/review/review-proto';
+  ReviewGrpcClient,
+  proposalMessage,
+  type ProposalMessage,
+} from '@engram/app-distiller';
 import { DEFAULT_DATA_DIR } from './replay.command';
 
 /** Exit codes of `engram review` besides 0 (done) and 1 (anything unexpected). */

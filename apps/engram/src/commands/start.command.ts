@@ -4,11 +4,14 @@ import { ensurePrivateDir, SqliteEventLogAdapter } from '@engram/embedded';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { Command } from 'commander';
-import { DEFAULT_RECALL_GRPC_URL, serveRecallGrpc } from '../../../retrieval/src/recall.runtime';
+import {
+  DEFAULT_RECALL_GRPC_URL,
+  serveRecallGrpc,
+  hydeClientOf,
+  publishTombstonesTo,
+  createEmbeddedRecallStack,
+} from '@engram/app-retrieval';
 import { DistributedEngramModule } from '../distributed.module';
-import { hydeClientOf } from '../../../retrieval/src/recall-stack';
-import { publishTombstonesTo } from '../../../retrieval/src/record-publisher';
-import { createEmbeddedRecallStack } from '../../../retrieval/src/retrieval.embedded';
 import { startEmbeddedServices, type EmbeddedServices } from '../embedded-services';
 import { embeddedHookPublisher } from './hook.command';
 import { checkServers } from './infra-health';

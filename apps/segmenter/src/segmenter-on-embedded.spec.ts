@@ -4,18 +4,20 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { redactSecrets, segmenterSettings } from '@engram/core';
+import {
+  EmbeddedExactlyOnceProcessor,
+  SqliteEventLog,
+  SqliteEventLogAdapter,
+} from '@engram/embedded';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { segmenterCodecs } from '../../../apps/segmenter/src/segmenter.runtime';
+import { segmenterCodecs } from './segmenter.runtime';
 import {
   DEFAULT_SEGMENTER_TOPICS,
   SegmenterStage,
   type InputPositions,
   type SegmenterTopics,
-} from '../../../apps/segmenter/src/segmenter.stage';
+} from './segmenter.stage';
 import { recordedStream } from '../../../test/integration/support/recorded-sessions';
-import { EmbeddedExactlyOnceProcessor } from './embedded-exactly-once-processor';
-import { SqliteEventLog } from './sqlite-event-log';
-import { SqliteEventLogAdapter } from './sqlite-event-log.adapter';
 
 const SESSIONS = 10;
 const PARTITIONS = 3;

@@ -1,0 +1,17 @@
+// The segmenter's public entry (`@engram/app-segmenter`): what other apps (the `engram` CLI) may
+// use. Other apps import the segmenter only through this file (dependency-cruiser rule
+// apps-cross-import-public-entry); the modules of this app never import it (that would be a cycle).
+export { threadLinkRecord } from './episode-records';
+export {
+  ensureEmbeddedSegmenterTopics,
+  startEmbeddedSegmenter,
+  type EmbeddedSegmenter,
+} from './segmenter.embedded';
+export {
+  continuityAssessorOf,
+  prefixedTopics,
+  promptEmbedderOf,
+  SegmenterModule,
+} from './segmenter.module';
+export { ensureSegmenterTopics, segmenterCodecs, startSegmenter } from './segmenter.runtime';
+export { toLinkDecisionRecord } from './thread-linker';
