@@ -24,6 +24,8 @@ const ENGRAM = join(ROOT, 'bin', 'engram');
 const RECORDING = join(ROOT, 'apps', 'engram', 'demo', 'demo-session.jsonl');
 
 const CORRECTION = "no, don't mock Date.now in the refresh test";
+/** What the distilled memory keeps of it: the user's words without the "no," (issue #23). */
+const LESSON = "Correction: don't mock Date.now in the refresh test, use vitest fake timers";
 /** Read together in the session's first prompt (Read, Read, Edit within three steps). */
 const FILE = 'src/auth/refresh.ts';
 const READ_WITH_IT = 'src/auth/session.ts';
@@ -442,11 +444,17 @@ describe('engram start --distributed, end to end', () => {
       expect(episodes[i].first_prompt_id).toBe(episodes[i - 1].last_prompt_id + 1);
     }
     expect(episodes.every((e) => e.ended_at_ms > 0)).toBe(true);
-    // The intent shifts split the work: the fix, the user's correction, the rate limiting.
+    // The intent shifts split the work: the fix with the user's correction of it (hybrid
+    // segmentation, the default, keeps a correction in the work unit it corrects), then the rate
+    // limiting, then the release notes.
     const episodeOf = (promptId: number) =>
       episodes.find((e) => e.first_prompt_id <= promptId && promptId <= e.last_prompt_id)!;
-    expect(episodeOf(1).episode_id).not.toBe(episodeOf(correction!.promptId!).episode_id);
+    expect(episodeOf(1).episode_id).toBe(episodeOf(correction!.promptId!).episode_id);
     const rateLimit = userPrompts.find((e) => e.text?.includes('rate limiting'))!;
+    const releaseNotes = userPrompts.find((e) => e.text?.includes('release notes'))!;
+    expect(episodeOf(rateLimit.promptId!).episode_id).not.toBe(
+      episodeOf(releaseNotes.promptId!).episode_id,
+    );
     expect(episodeOf(correction!.promptId!).episode_id).not.toBe(
       episodeOf(rateLimit.promptId!).episode_id,
     );
@@ -472,7 +480,7 @@ describe('engram start --distributed, end to end', () => {
         });
         // (The edit the correction led to is a `pattern` memory quoting it too.)
         return answer.results.find(
-          (r) => r.memory?.type === 'gotcha' && r.memory.content.includes(correction!.text!),
+          (r) => r.memory?.type === 'gotcha' && r.memory.content.includes(LESSON),
         );
       },
       60_000,
@@ -545,12 +553,12 @@ describe('engram start --distributed, end to end', () => {
           query: 'add a test for the token refresh expiry; how should the test control time?',
           phase: 'UNIVERSAL_PHASE_IMPLEMENT',
         });
-        return answer.rendered.includes(correction!.text!) ? answer : undefined;
+        return answer.rendered.includes(LESSON) ? answer : undefined;
       },
       30_000,
     );
     const taught = context.items.find(
-      (item) => item.kind === 'CONTEXT_ITEM_KIND_MEMORY' && item.text.includes(correction!.text!),
+      (item) => item.kind === 'CONTEXT_ITEM_KIND_MEMORY' && item.text.includes(LESSON),
     );
     expect(taught, `the correction among the items of:\n${context.rendered}`).toBeDefined();
     expect(taught!.provenance.session_ids).toEqual([recording.sessionId]);

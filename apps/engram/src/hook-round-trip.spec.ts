@@ -147,7 +147,7 @@ describe('the Claude Code hook round trip', () => {
     const context = contextOf((await engramHook(nextStart)).stdout);
     // The correction itself (a gotcha the distiller wrote), not only the files it touched.
     expect(context).toContain(
-      'User corrected the agent: "no, don\'t mock Date.now in the refresh test, use vitest fake timers',
+      "Correction: don't mock Date.now in the refresh test, use vitest fake timers",
     );
   }, 180_000);
 });
