@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=node_modules/.cache/engram-bench/poison-pill-js
 rm -rf "$out"
+# (libs/errors when present: core's errors may live there.)
 npx --no-install swc test/bench/poison-pill-bench.ts libs/core libs/contracts \
-  --out-dir "$out" --config-file .swcrc --ignore '**/*.spec.ts' -q
+  $([ -d libs/errors ] && echo libs/errors) --out-dir "$out" --config-file .swcrc --ignore '**/*.spec.ts' -q
 exec node "$out/test/bench/poison-pill-bench.js" "$@"
