@@ -14,6 +14,7 @@ export default tseslint.config(
       '**/*.mjs',
       '**/*.mts',
       'bin/**',
+      '.dependency-cruiser.cjs',
     ],
   },
   js.configs.recommended,
