@@ -113,13 +113,18 @@ async function transactionalTopic(
   return input;
 }
 
-/** Writes a transaction of two records per outcome; returns the topic's end offset. */
+/**
+ * Writes a transaction of two records per outcome; returns the topic's end offset once it counts
+ * them and their markers (3 offsets each): a busy broker may show the end before an abort's
+ * marker (a test read 9 where the end was 12).
+ */
 async function writeTransactions(
   kafka: Kafka,
   publisher: EventPublisher,
   codec: TopicCodec<ScratchEvent>,
   outcomes: readonly ('commit' | 'abort')[],
 ): Promise<number> {
+  const expectedEnd = (await endOffset(kafka, codec.topic)) + 3 * outcomes.length;
   const producer = kafka.producer(
     reliableProducerConfig({ transactionalId: uniqueName('upstream') }),
   );
@@ -134,10 +139,22 @@ async function writeTransactions(
   } finally {
     await producer.disconnect();
   }
+  let end = -1;
+  await eventually(
+    async () => {
+      end = await endOffset(kafka, codec.topic);
+      return end >= expectedEnd || undefined;
+    },
+    { timeoutMs: 20_000, state: () => ({ end, expectedEnd }) },
+  );
+  return end;
+}
+
+async function endOffset(kafka: Kafka, topic: string): Promise<number> {
   const admin = kafka.admin();
   await admin.connect();
   try {
-    const [offsets] = await admin.fetchTopicOffsets(codec.topic);
+    const [offsets] = await admin.fetchTopicOffsets(topic);
     return Number(offsets.high);
   } finally {
     await admin.disconnect();
