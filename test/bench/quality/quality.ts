@@ -32,10 +32,11 @@ export async function runQuality(
   const sections: QualitySection[] = [];
   for (const name of names) {
     const runner = QUALITY_SECTIONS[name];
-    if (!runner)
+    if (!runner) {
       throw new Error(
         `unknown section ${name}; known: ${Object.keys(QUALITY_SECTIONS).join(', ')}`,
       );
+    }
     const started = Date.now();
     options.log(`… ${name}`);
     sections.push(await runner(options));

@@ -146,6 +146,7 @@ describe('sectionOf', () => {
     [{ kind: 'rule' as const, text: 'x' }, 'Hard Rules'],
     [{ kind: 'preference' as const, text: 'x' }, 'User'],
     [{ kind: 'decision' as const, text: 'x' }, 'System Architecture'],
+    [{ kind: 'state-change' as const, text: 'x' }, 'System Architecture'],
     [{ kind: 'command-fix' as const, text: 'x' }, 'Patterns'],
     [{ kind: null, text: 'Never run migrations by hand' }, 'Hard Rules'],
     [{ kind: null, text: 'The developer prefers terse answers' }, 'User'],

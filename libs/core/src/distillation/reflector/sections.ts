@@ -10,7 +10,7 @@ const ARCHITECTURE =
 /**
  * The MEMORY.md section a fact belongs to (seed 001's reflector rule 6): rules the user stated →
  * Hard Rules; the user's preferences → User; infrastructure, paths, services, decisions about
- * them → System Architecture; what works and what does not (fixes, commands, corrections) →
+ * them and changes of state ("we moved to X") → System Architecture; what works and what does not (fixes, commands, corrections) →
  * Patterns. By the extractive kind when there is one, else by content.
  */
 export function sectionOf(fact: Pick<DistilledFact, 'kind' | 'text'>): ReflectionSection {
@@ -20,6 +20,7 @@ export function sectionOf(fact: Pick<DistilledFact, 'kind' | 'text'>): Reflectio
     case 'preference':
       return 'User';
     case 'decision':
+    case 'state-change':
       return 'System Architecture';
     case 'correction':
       return ARCHITECTURE.test(fact.text) ? 'System Architecture' : 'Patterns';
