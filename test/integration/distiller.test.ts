@@ -1,3 +1,4 @@
+import { testDistillerSettings } from '../../apps/distiller/src/testing/test-settings';
 import type { Episode, Memory } from '@engram/contracts';
 import { EVENT_FIXTURES } from '../../libs/contracts/src/testing/event-fixtures';
 import { memoryIdOf, segmenterSettings } from '@engram/core';
@@ -102,6 +103,7 @@ function options(prefix: string, overrides: Partial<DistillerRuntimeOptions> = {
     partitions: PARTITIONS,
     sweepIntervalMs: 300,
     retry: { initialMs: 100, maxMs: 1_000 },
+    settings: testDistillerSettings(),
     ...overrides,
   };
 }
@@ -393,7 +395,9 @@ describe('distiller service on real Kafka', () => {
     // The segmenter's sweep may close an episode as idle before the session ends: then no final
     // close comes, and the state goes after the grace (short here).
     const distiller = await startDistiller(
-      options(segPrefix, { retention: { endGraceMs: 3_000, idleMs: 24 * HOUR } }),
+      options(segPrefix, {
+        settings: testDistillerSettings({ retention: { endGraceMs: 3_000, idleMs: 24 * HOUR } }),
+      }),
     );
     try {
       await publish(kafka, segTopics, sessions, ['prompts', 'toolCalls', 'lifecycle']);

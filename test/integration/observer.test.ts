@@ -283,6 +283,7 @@ describe('observer service on real Kafka, Schema Registry and Neo4j', () => {
 
   const start = (groupId: string, overrides: Partial<Parameters<typeof startObserver>[0]> = {}) =>
     startObserver({
+      settings: SETTINGS,
       brokers: infra.kafkaBrokers,
       registryUrl: infra.registryUrl,
       neo4j: { url: infra.neo4jUrl },

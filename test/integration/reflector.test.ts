@@ -1,6 +1,7 @@
 // The reflector and the review API on real Kafka + the schema registry (SPEC §8): distillations
 // in → proposals on memory.proposals.v1; approval over gRPC → a user-verified memory on
 // memory.memories.v1; a replay gives nothing new; a restart then seven days expire the rest.
+import { testDistillerSettings } from '../../apps/distiller/src/testing/test-settings';
 import type { Memory, Proposal } from '@engram/contracts';
 import { MS_PER_DAY } from '@engram/core';
 import { AvroRegistry, EventPublisher, KafkaEventLog } from '@engram/kafka';
@@ -83,6 +84,7 @@ describe('reflector and review API on real Kafka', () => {
 
   const start = () =>
     startDistiller({
+      settings: testDistillerSettings(),
       brokers: inject('infra').kafkaBrokers,
       registryUrl: inject('infra').registryUrl,
       topics,

@@ -1,5 +1,6 @@
 // The distiller's two stages, unchanged, on the embedded SQLite log (SPEC §2, §8), downstream of
 // the embedded segmenter: agent events in, distilled memories and summarised episodes out.
+import { testDistillerSettings } from './testing/test-settings';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -74,7 +75,13 @@ describe('distiller on the embedded log', () => {
   const startSegmenter = () =>
     startEmbeddedSegmenter({ log, settings: segmenterSettings(), sweepIntervalMs: 20, retry });
   // No `llm`: the extractive distiller, which needs no model and no network.
-  const startDistiller = () => startEmbeddedDistiller({ log, sweepIntervalMs: 20, retry });
+  const startDistiller = () =>
+    startEmbeddedDistiller({
+      log,
+      sweepIntervalMs: 20,
+      retry,
+      settings: testDistillerSettings(),
+    });
 
   const memories = (): Memory[] =>
     [...log.latestByKey(TOPICS.memories, PARTITIONS).values()].map(

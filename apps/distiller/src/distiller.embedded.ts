@@ -1,11 +1,4 @@
-import {
-  errorMessage,
-  redactSecrets,
-  startSweepTimer,
-  type DistillerRetention,
-  type DistillerSessionLimits,
-  type MemoryOptions,
-} from '@engram/core';
+import { errorMessage, redactSecrets, startSweepTimer, type MemoryOptions } from '@engram/core';
 import { EmbeddedExactlyOnceProcessor, type SqliteEventLog } from '@engram/embedded';
 import { Logger } from '@nestjs/common';
 import {
@@ -21,6 +14,7 @@ import {
   DistillerStage,
   type DistillerTopics,
   type InputPositions,
+  type DistillerSettings,
 } from './distiller.stage';
 import { distillerAssignment, subscribeDistillerStages } from './distiller-wiring';
 import { EpisodeSummaryStage, summaryTopicsOf } from './episode-summary.stage';
@@ -38,8 +32,8 @@ export interface EmbeddedDistillerOptions {
   retry?: { initialMs: number; maxMs: number };
   /** Null or absent: the extractive distiller (no model, no network). */
   llm?: DistillerLlm | null;
-  limits?: DistillerSessionLimits;
-  retention?: DistillerRetention;
+  /** Session limits, retention and the prompt checks (EngramConfig.distiller, segmenter). */
+  settings: DistillerSettings;
   dedupeRetentionMs?: number;
   memory?: Partial<MemoryOptions>;
   /** The reflector's schedule hour, clock and retention (tests). */
@@ -111,8 +105,7 @@ export async function startEmbeddedDistiller(
     positions: embeddedPositions(log, topics, groupId),
     distiller,
     redact: (text) => redactSecrets(text).text,
-    ...(options.limits && { limits: options.limits }),
-    ...(options.retention && { retention: options.retention }),
+    settings: options.settings,
     ...(options.dedupeRetentionMs !== undefined && {
       dedupeRetentionMs: options.dedupeRetentionMs,
     }),

@@ -1,6 +1,7 @@
-import { grpcTokensOf, loadConfig } from '@engram/config';
+import { ConfigModule, ENGRAM_CONFIG, grpcTokensOf, type EngramConfig } from '@engram/config';
 import { AvroRegistry, KafkaEventLog } from '@engram/kafka';
 import {
+  Inject,
   Injectable,
   Logger,
   Module,
@@ -29,8 +30,10 @@ export class DistillerService implements OnApplicationBootstrap, OnApplicationSh
   private reviewLog?: KafkaEventLog;
   private review?: ReviewServer;
 
+  constructor(@Inject(ENGRAM_CONFIG) private readonly config: EngramConfig) {}
+
   async onApplicationBootstrap(): Promise<void> {
-    const config = loadConfig();
+    const config = this.config;
     // Read first: a bad tokens file stops start-up before anything connects.
     const tokens = grpcTokensOf(config);
     // Shared settings: the topic prefix, the servers, the retry policy, the partition count of
@@ -43,9 +46,10 @@ export class DistillerService implements OnApplicationBootstrap, OnApplicationSh
       registryUrl: config.schemaRegistry.url,
       topics,
       groupId,
-      partitions: config.segmenter.partitions,
+      partitions: config.inputs.partitions,
       retry: config.retry,
       llm: config.llm,
+      settings: { ...config.distiller, prompts: config.segmenter.settings },
       reflector: { scheduledHourUtc: config.distiller.reflectionHourUtc },
     });
     this.reviewLog = new KafkaEventLog(
@@ -68,5 +72,5 @@ export class DistillerService implements OnApplicationBootstrap, OnApplicationSh
   }
 }
 
-@Module({ providers: [DistillerService] })
+@Module({ imports: [ConfigModule], providers: [DistillerService] })
 export class DistillerModule {}

@@ -19,17 +19,14 @@ import {
 } from '@engram/kafka';
 import { Logger } from '@nestjs/common';
 import type { Admin, Kafka } from 'kafkajs';
-import type {
-  DistillerInputOffsets,
-  DistillerRetention,
-  DistillerSessionLimits,
-} from '@engram/core';
+import type { DistillerInputOffsets } from '@engram/core';
 import {
   DEFAULT_DISTILLER_TOPICS,
   DistillerStage,
   type DistillerCodecs,
   type DistillerTopics,
   type InputPositions,
+  type DistillerSettings,
 } from './distiller.stage';
 import { distillerAssignment, subscribeDistillerStages } from './distiller-wiring';
 import { EpisodeSummaryStage, narrativeCodec, summaryTopicsOf } from './episode-summary.stage';
@@ -75,8 +72,8 @@ export interface DistillerRuntimeOptions {
   sweepIntervalMs?: number;
   /** Null or absent: the extractive distiller (no LLM). */
   llm?: DistillerLlm | null;
-  limits?: DistillerSessionLimits;
-  retention?: DistillerRetention;
+  /** Session limits, retention and the prompt checks (EngramConfig.distiller, segmenter). */
+  settings: DistillerSettings;
   dedupeRetentionMs?: number;
   memory?: Partial<MemoryOptions>;
   clientId?: string;
@@ -320,8 +317,7 @@ export async function startDistiller(options: DistillerRuntimeOptions): Promise<
     positions: inputPositions(admin, topics, groupId),
     distiller,
     redact: (text) => redactSecrets(text).text,
-    ...(options.limits && { limits: options.limits }),
-    ...(options.retention && { retention: options.retention }),
+    settings: options.settings,
     ...(options.dedupeRetentionMs !== undefined && {
       dedupeRetentionMs: options.dedupeRetentionMs,
     }),

@@ -1,3 +1,4 @@
+import { testDistillerSettings } from './testing/test-settings';
 import type { Typed } from '@engram/contracts';
 import {
   DownstreamUnavailableError,
@@ -57,6 +58,7 @@ class Harness {
 
   private newStage(): DistillerStage {
     return new DistillerStage(TOPICS, distillerCodecs(TOPICS), {
+      settings: testDistillerSettings(),
       restore: () => Promise.resolve(new Map(this.changelog)),
       positions: {
         endOffsets: () =>

@@ -16,6 +16,7 @@ import {
   type DistillationTrigger,
   type DistillationWindow,
   type MemoryOptions,
+  type PromptLimits,
   CommittedChangelog,
 } from '@engram/core';
 import type {
@@ -31,8 +32,6 @@ import {
   addPrompt,
   addToolCall,
   addValidation,
-  DEFAULT_DISTILLER_RETENTION,
-  DEFAULT_DISTILLER_SESSION_LIMITS,
   newDistillerSession,
   noteEpisodeClosed,
   noteEpisodeOpened,
@@ -118,6 +117,14 @@ export interface InputPositions {
   committedOffsets(partitions: number[]): Promise<Map<number, DistillerInputOffsets>>;
 }
 
+/** The distiller's tunables: EngramConfig.distiller in the apps, the defaults in tests. */
+export interface DistillerSettings {
+  limits: DistillerSessionLimits;
+  retention: DistillerRetention;
+  /** The segmenter's prompt checks (its settings): what it dead-letters is not distilled. */
+  prompts: PromptLimits;
+}
+
 export interface DistillerStageOptions {
   /** The changelog's latest record per key, for these partitions. */
   restore: (partitions: number[]) => Promise<Map<string, Buffer>>;
@@ -125,8 +132,8 @@ export interface DistillerStageOptions {
   distiller: WindowDistiller;
   /** Redacts secrets from text before it is kept (SPEC §11). */
   redact: (text: string) => string;
-  limits?: DistillerSessionLimits;
-  retention?: DistillerRetention;
+  /** The distiller's section of the configuration (EngramConfig.distiller). */
+  settings: DistillerSettings;
   /** How long (stream time) a dedupe key is kept after its trigger (default 30 days). */
   dedupeRetentionMs?: number;
   memory?: Partial<MemoryOptions>;
@@ -215,8 +222,8 @@ export class DistillerStage {
     private readonly codecs: DistillerCodecs,
     private readonly options: DistillerStageOptions,
   ) {
-    this.limits = options.limits ?? DEFAULT_DISTILLER_SESSION_LIMITS;
-    this.retention = options.retention ?? DEFAULT_DISTILLER_RETENTION;
+    this.limits = options.settings.limits;
+    this.retention = options.settings.retention;
     this.committedRecords = new CommittedChangelog({
       restore: options.restore,
       decode: decodeRecord,
@@ -389,7 +396,7 @@ export class DistillerStage {
     this.counters.prompts += 1;
     // The segmenter dead-letters this prompt (oversize text, impossible promptId): nothing may be
     // distilled from what an upstream stage rejected (the same rule, promptContentProblem).
-    if (promptContentProblem(prompt) !== null) return;
+    if (promptContentProblem(prompt, this.options.settings.prompts) !== null) return;
     const working = this.sessionOf(work, prompt, item.partition);
     const added = addPrompt(
       working.session,

@@ -13,7 +13,7 @@ export {
   distillerCodecs,
   prefixedDistillerTopics,
 } from './distiller.runtime';
-export { DEFAULT_DISTILLER_TOPICS } from './distiller.stage';
+export { DEFAULT_DISTILLER_TOPICS, type DistillerSettings } from './distiller.stage';
 export {
   ReviewDesk,
   ReviewRequestError,
@@ -23,4 +23,4 @@ export {
 } from './review/review-desk';
 export { proposalMessage, type ProposalMessage } from './review/review-proto';
 export { ReviewGrpcClient } from './review/review.grpc-client';
-export { startReviewServer } from './review/review.server';
+export { startReviewServer, type ReviewServer } from './review/review.server';

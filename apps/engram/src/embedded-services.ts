@@ -1,13 +1,17 @@
 import type { Embedder } from '@engram/ai';
 import type { EngramConfig } from '@engram/config';
-import { observerSettings, segmenterSettings, type SegmentationMode } from '@engram/core';
+import type { SegmentationMode, TenantTokens } from '@engram/core';
 import { Logger } from '@nestjs/common';
-import { SqliteEventLog, SqliteObserverGraph } from '@engram/embedded';
+import { SqliteEventLog, SqliteEventLogAdapter, SqliteObserverGraph } from '@engram/embedded';
 import {
   startEmbeddedDistiller,
   type EmbeddedDistiller,
   DEFAULT_DISTILLER_GROUP,
+  distillerCodecs,
   prefixedDistillerTopics,
+  ReviewDesk,
+  startReviewServer,
+  type ReviewServer,
 } from '@engram/app-distiller';
 import {
   startEmbeddedObserver,
@@ -44,6 +48,14 @@ export interface EmbeddedServicesOptions {
   retrievalEmbedder?: Embedder;
   /** The distiller's LLM; default the configured one (ENGRAM_LLM_*), null: extractive. */
   llm?: EngramConfig['llm'];
+  /** The reflector's clock and quiet period (tests; default: the wall clock, one minute). */
+  reflector?: { clock?: () => number; quietMs?: number };
+  /**
+   * Serve the review API (engram.review.v1) on the embedded log, as the distiller does on Kafka:
+   * `url` is ENGRAM_REVIEW_GRPC_URL, `tokens` grpcTokensOf(config) (null: loopback only).
+   * Absent: no server (`engram demo`, tests).
+   */
+  review?: { url: string; tokens: TenantTokens | null };
 }
 
 export interface EmbeddedServices {
@@ -54,6 +66,8 @@ export interface EmbeddedServices {
   distiller: EmbeddedDistiller;
   /** The retrieval indexer into `retrieval.db`, and a RecallService on it. */
   retrieval: EmbeddedRetrieval;
+  /** The review API, when `review` was given. */
+  review: ReviewServer | null;
   /** Names for people: what runs. */
   running: string[];
   stop(): Promise<void>;
@@ -69,22 +83,18 @@ export async function startEmbeddedServices(
 ): Promise<EmbeddedServices> {
   const { config, dataDir } = options;
   const log = SqliteEventLog.open({ dataDir });
-  const settings = observerSettings();
+  // One configuration for both modes: the same sections as the distributed services' (DI).
+  const settings = config.observer;
   const graph = SqliteObserverGraph.open({ dataDir, rule: settings });
   const sweepIntervalMs = options.sweepIntervalMs ?? config.segmenter.sweepIntervalMs;
   const embedder = options.retrievalEmbedder ?? (await embeddedEmbedder());
   const segmentation = embeddedSegmentation(config, embedder);
   const segmenter = await startEmbeddedSegmenter({
     log,
-    settings: segmenterSettings({
-      mode: segmentation.mode,
-      inactivityTimeoutMinutes: config.segmenter.inactivityMinutes,
-      inactivityTimeoutByChannel: config.segmenter.inactivityByChannel,
-      inactivityTimeoutByTenant: config.segmenter.inactivityByTenant,
-    }),
+    settings: { ...config.segmenter.settings, mode: segmentation.mode },
     topics: prefixedTopics(config.topicPrefix),
     groupId: config.topicPrefix + config.segmenter.groupId,
-    partitions: config.segmenter.partitions,
+    partitions: config.inputs.partitions,
     sweepIntervalMs,
     retry: config.retry,
     ...(segmentation.embed && { embed: segmentation.embed }),
@@ -96,7 +106,7 @@ export async function startEmbeddedServices(
     settings,
     topics: prefixedObserverTopics(config.topicPrefix),
     groupId: config.topicPrefix + DEFAULT_OBSERVER_GROUP,
-    partitions: config.segmenter.partitions,
+    partitions: config.inputs.partitions,
     sweepIntervalMs,
     retry: config.retry,
     ...(embedder !== LEXICAL_ONLY_EMBEDDER && { embedder }),
@@ -105,11 +115,12 @@ export async function startEmbeddedServices(
     log,
     topics: prefixedDistillerTopics(config.topicPrefix),
     groupId: config.topicPrefix + DEFAULT_DISTILLER_GROUP,
-    partitions: config.segmenter.partitions,
+    partitions: config.inputs.partitions,
     sweepIntervalMs,
     retry: config.retry,
     llm: options.llm === undefined ? config.llm : options.llm,
-    reflector: { scheduledHourUtc: config.distiller.reflectionHourUtc },
+    settings: { ...config.distiller, prompts: config.segmenter.settings },
+    reflector: { scheduledHourUtc: config.distiller.reflectionHourUtc, ...options.reflector },
   });
   const retrieval = startEmbeddedRetrieval({
     log,
@@ -117,9 +128,26 @@ export async function startEmbeddedServices(
     embedder,
     topics: prefixedRetrievalTopics(config.topicPrefix),
     groupId: config.topicPrefix + DEFAULT_INDEXER_GROUP_ID,
-    partitions: config.segmenter.partitions,
+    partitions: config.inputs.partitions,
     retry: config.retry,
   });
+  const stopServices = async () => {
+    await retrieval.stop();
+    await distiller.stop();
+    await observer.stop();
+    await segmenter.stop();
+    graph.close();
+    log.close();
+  };
+  let review: ReviewServer | null = null;
+  if (options.review) {
+    try {
+      review = await serveEmbeddedReview(log, config, options.review);
+    } catch (error) {
+      await stopServices();
+      throw error;
+    }
+  }
   return {
     log,
     graph,
@@ -127,16 +155,31 @@ export async function startEmbeddedServices(
     observer,
     distiller,
     retrieval,
+    review,
     running: ['segmenter', 'observer', 'distiller', 'retrieval indexer'],
     async stop() {
-      await retrieval.stop();
-      await distiller.stop();
-      await observer.stop();
-      await segmenter.stop();
-      graph.close();
-      log.close();
+      await review?.stop();
+      await stopServices();
     },
   };
+}
+
+/**
+ * engram.review.v1 on the embedded log: the distributed distiller's server (startReviewServer:
+ * same tokens and roles, loopback only without tokens) around a ReviewDesk on the SQLite log;
+ * the distiller running in this process records its decisions.
+ */
+function serveEmbeddedReview(
+  log: SqliteEventLog,
+  config: EngramConfig,
+  review: { url: string; tokens: TenantTokens | null },
+): Promise<ReviewServer> {
+  const codecs = distillerCodecs(prefixedDistillerTopics(config.topicPrefix));
+  return startReviewServer({
+    desk: new ReviewDesk(new SqliteEventLogAdapter(log), codecs),
+    url: review.url,
+    tokens: review.tokens,
+  });
 }
 
 /**

@@ -84,7 +84,13 @@ describe('observer on the embedded log and graph', () => {
   });
 
   const start = () =>
-    startEmbeddedObserver({ log, graph, sweepIntervalMs: 20, retry: { initialMs: 5, maxMs: 50 } });
+    startEmbeddedObserver({
+      log,
+      graph,
+      settings,
+      sweepIntervalMs: 20,
+      retry: { initialMs: 5, maxMs: 50 },
+    });
 
   const memories = (): Memory[] =>
     [...log.latestByKey(DEFAULT_OBSERVER_TOPICS.memories, [0, 1, 2]).values()].map(

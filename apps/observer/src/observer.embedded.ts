@@ -2,7 +2,6 @@ import type { Embedder } from '@engram/ai';
 import { codecOnTopic, contractCodec } from '@engram/kafka';
 import {
   errorMessage,
-  observerSettings,
   startSweepTimer,
   redactSecrets,
   type ObserverSettings,
@@ -20,7 +19,8 @@ export interface EmbeddedObserverOptions {
   log: SqliteEventLog;
   /** The graph (SqliteObserverGraph in embedded mode). */
   graph: ObserverGraphStore;
-  settings?: Partial<ObserverSettings>;
+  /** The observer's section of the configuration (EngramConfig.observer). */
+  settings: ObserverSettings;
   topics?: ObserverTopics;
   groupId?: string;
   partitions?: number;
@@ -71,7 +71,7 @@ export async function startEmbeddedObserver(
   const { log } = options;
   const topics = options.topics ?? DEFAULT_OBSERVER_TOPICS;
   const groupId = options.groupId ?? DEFAULT_OBSERVER_GROUP;
-  const settings = observerSettings(options.settings);
+  const settings = options.settings;
   ensureEmbeddedObserverTopics(log, topics, options.partitions ?? 3);
   const restoreFrom = (topic: string) => (partitions: number[]) =>
     Promise.resolve(log.latestByKey(topic, partitions));

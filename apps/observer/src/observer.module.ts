@@ -1,6 +1,7 @@
 import { EmbedderModule, SharedEmbedder } from '@engram/ai';
-import { loadConfig } from '@engram/config';
+import { ConfigModule, ENGRAM_CONFIG, type EngramConfig } from '@engram/config';
 import {
+  Inject,
   Injectable,
   Logger,
   Module,
@@ -20,10 +21,13 @@ export class ObserverService implements OnApplicationBootstrap, OnApplicationShu
   private readonly logger = new Logger(ObserverService.name);
   private runtime?: ObserverRuntime;
 
-  constructor(private readonly embedders: SharedEmbedder) {}
+  constructor(
+    private readonly embedders: SharedEmbedder,
+    @Inject(ENGRAM_CONFIG) private readonly config: EngramConfig,
+  ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    const config = loadConfig();
+    const config = this.config;
     // The observer has no settings of its own in @engram/config yet: it shares the topic prefix,
     // the servers, the retry policy and the partition count of the co-partitioned inputs.
     const groupId = config.topicPrefix + DEFAULT_OBSERVER_GROUP;
@@ -33,7 +37,8 @@ export class ObserverService implements OnApplicationBootstrap, OnApplicationShu
       neo4j: config.neo4j,
       topics: prefixedObserverTopics(config.topicPrefix),
       groupId,
-      partitions: config.segmenter.partitions,
+      partitions: config.inputs.partitions,
+      settings: config.observer,
       retry: config.retry,
       // The local MiniLM model (`npm run models:setup`) for the novelty check of promotions; a
       // missing model stops start-up with that command in the message.
@@ -47,5 +52,5 @@ export class ObserverService implements OnApplicationBootstrap, OnApplicationShu
   }
 }
 
-@Module({ imports: [EmbedderModule], providers: [ObserverService] })
+@Module({ imports: [ConfigModule, EmbedderModule], providers: [ObserverService] })
 export class ObserverModule {}

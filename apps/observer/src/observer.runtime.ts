@@ -2,7 +2,6 @@ import type { Embedder } from '@engram/ai';
 import {
   DownstreamUnavailableError,
   errorMessage,
-  observerSettings,
   redactSecrets,
   startSweepTimer,
   type ObserverSettings,
@@ -56,7 +55,8 @@ export interface ObserverRuntimeOptions {
   retry?: { initialMs: number; maxMs: number };
   /** How often the timer applies waiting lifecycle events and finishes idle sessions. */
   sweepIntervalMs?: number;
-  settings?: Partial<ObserverSettings>;
+  /** The observer's section of the configuration (EngramConfig.observer). */
+  settings: ObserverSettings;
   sessionIdleMs?: number;
   projectRootOf?: (tenantId: string, projectId: string) => string | null;
   clientId?: string;
@@ -185,7 +185,7 @@ export async function startObserver(options: ObserverRuntimeOptions): Promise<Ob
   const logger = new Logger('Observer');
   const topics = options.topics ?? DEFAULT_OBSERVER_TOPICS;
   const groupId = options.groupId ?? DEFAULT_OBSERVER_GROUP;
-  const settings = observerSettings(options.settings);
+  const settings = options.settings;
   const kafka = createKafka({ brokers: options.brokers, clientId: options.clientId ?? groupId });
   const registry = new AvroRegistry(options.registryUrl);
   await registerContractSchemas(registry);

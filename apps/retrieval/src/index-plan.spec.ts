@@ -1,4 +1,4 @@
-import { InvalidEventError, promptContentProblem } from '@engram/core';
+import { DEFAULT_SEGMENTER_SETTINGS, InvalidEventError, promptContentProblem } from '@engram/core';
 import { describe, expect, it } from 'vitest';
 import {
   lastWins,
@@ -95,7 +95,9 @@ describe('planTurns, what the segmenter rejected', () => {
     expect(plan.operations.map((op) => op.id)).toEqual(['ok']);
     expect(plan.skipped).toBe(2);
     // The same rule as the segmenter's, not a copy of it.
-    expect(promptContentProblem({ promptId: 1, text: huge })).toMatch(/over the limit/);
+    expect(promptContentProblem({ promptId: 1, text: huge }, DEFAULT_SEGMENTER_SETTINGS)).toMatch(
+      /over the limit/,
+    );
   });
 });
 

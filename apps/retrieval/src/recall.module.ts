@@ -1,10 +1,10 @@
 import { EmbedderModule, SharedEmbedder } from '@engram/ai';
-import { grpcTokensOf, loadConfig } from '@engram/config';
-import { observerSettings } from '@engram/core';
+import { ConfigModule, ENGRAM_CONFIG, grpcTokensOf, type EngramConfig } from '@engram/config';
 import { AvroRegistry, createKafka, KafkaEventLog } from '@engram/kafka';
 import { createNeo4jDriver, Neo4jObserverGraphWriter } from '@engram/neo4j';
 import type { Driver } from 'neo4j-driver';
 import {
+  Inject,
   Injectable,
   Module,
   type OnApplicationBootstrap,
@@ -25,10 +25,13 @@ export class RecallServerService implements OnApplicationBootstrap, OnApplicatio
   private graph?: Driver;
   private events?: KafkaEventLog;
 
-  constructor(private readonly embedders: SharedEmbedder) {}
+  constructor(
+    private readonly embedders: SharedEmbedder,
+    @Inject(ENGRAM_CONFIG) private readonly config: EngramConfig,
+  ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    const config = loadConfig();
+    const config = this.config;
     // Read first: a bad tokens file stops start-up before anything connects.
     const tokens = grpcTokensOf(config);
     // GetFileNeighbors reads the observer's graph on Neo4j.
@@ -48,7 +51,8 @@ export class RecallServerService implements OnApplicationBootstrap, OnApplicatio
       url: config.recall.grpcUrl,
       tokens,
       hyde: hydeClientOf(config.llm),
-      neighbours: new Neo4jObserverGraphWriter(this.graph, observerSettings()),
+      ranking: config.ranking,
+      neighbours: new Neo4jObserverGraphWriter(this.graph, config.observer),
     });
   }
 
@@ -59,5 +63,5 @@ export class RecallServerService implements OnApplicationBootstrap, OnApplicatio
   }
 }
 
-@Module({ imports: [EmbedderModule], providers: [RecallServerService] })
+@Module({ imports: [ConfigModule, EmbedderModule], providers: [RecallServerService] })
 export class RecallServerModule {}

@@ -1,6 +1,7 @@
 import { EmbedderModule, SharedEmbedder } from '@engram/ai';
-import { loadConfig } from '@engram/config';
+import { ConfigModule, ENGRAM_CONFIG, type EngramConfig } from '@engram/config';
 import {
+  Inject,
   Injectable,
   Logger,
   Module,
@@ -24,10 +25,13 @@ export class RetrievalIndexerService implements OnApplicationBootstrap, OnApplic
   private readonly logger = new Logger(RetrievalIndexerService.name);
   private runtime?: RetrievalIndexerRuntime;
 
-  constructor(private readonly embedders: SharedEmbedder) {}
+  constructor(
+    private readonly embedders: SharedEmbedder,
+    @Inject(ENGRAM_CONFIG) private readonly config: EngramConfig,
+  ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    const config = loadConfig();
+    const config = this.config;
     // The local MiniLM model (`npm run models:setup`); a missing model stops start-up with that
     // command in the message.
     const embedder = await this.embedders.get();
@@ -49,5 +53,5 @@ export class RetrievalIndexerService implements OnApplicationBootstrap, OnApplic
   }
 }
 
-@Module({ imports: [EmbedderModule], providers: [RetrievalIndexerService] })
+@Module({ imports: [ConfigModule, EmbedderModule], providers: [RetrievalIndexerService] })
 export class RetrievalModule {}

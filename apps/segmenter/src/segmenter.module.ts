@@ -5,9 +5,9 @@ import {
   SharedEmbedder,
   type Embedder,
 } from '@engram/ai';
-import { loadConfig, type EngramConfig } from '@engram/config';
-import { segmenterSettings } from '@engram/core';
+import { ConfigModule, ENGRAM_CONFIG, type EngramConfig } from '@engram/config';
 import {
+  Inject,
   Injectable,
   Logger,
   Module,
@@ -53,10 +53,13 @@ export class SegmenterService implements OnApplicationBootstrap, OnApplicationSh
   private readonly logger = new Logger(SegmenterService.name);
   private runtime?: SegmenterRuntime;
 
-  constructor(private readonly embedders: SharedEmbedder) {}
+  constructor(
+    private readonly embedders: SharedEmbedder,
+    @Inject(ENGRAM_CONFIG) private readonly config: EngramConfig,
+  ) {}
 
   async onApplicationBootstrap(): Promise<void> {
-    const config = loadConfig();
+    const config = this.config;
     // Hybrid mode embeds every user prompt with the local model (`npm run models:setup`);
     // a missing model stops start-up with that command in the message.
     const embedder = config.segmenter.mode === 'hybrid' ? await this.embedders.get() : null;
@@ -64,16 +67,11 @@ export class SegmenterService implements OnApplicationBootstrap, OnApplicationSh
     this.runtime = await startSegmenter({
       brokers: config.kafka.brokers,
       registryUrl: config.schemaRegistry.url,
-      settings: segmenterSettings({
-        mode: config.segmenter.mode,
-        inactivityTimeoutMinutes: config.segmenter.inactivityMinutes,
-        inactivityTimeoutByChannel: config.segmenter.inactivityByChannel,
-        inactivityTimeoutByTenant: config.segmenter.inactivityByTenant,
-      }),
+      settings: config.segmenter.settings,
       topics: prefixedTopics(config.topicPrefix),
       groupId: config.topicPrefix + config.segmenter.groupId,
       instanceId: config.segmenter.instanceId,
-      partitions: config.segmenter.partitions,
+      partitions: config.inputs.partitions,
       retry: config.retry,
       sweepIntervalMs: config.segmenter.sweepIntervalMs,
       ...(assessor && { assessor }),
@@ -87,5 +85,5 @@ export class SegmenterService implements OnApplicationBootstrap, OnApplicationSh
   }
 }
 
-@Module({ imports: [EmbedderModule], providers: [SegmenterService] })
+@Module({ imports: [ConfigModule, EmbedderModule], providers: [SegmenterService] })
 export class SegmenterModule {}

@@ -35,14 +35,14 @@ describe('parseConfig', () => {
   });
 
   it("should give the distiller's review API a loopback port and the reflector a morning hour", () => {
-    expect(parseConfig({}).distiller).toEqual({
+    expect(parseConfig({}).distiller).toMatchObject({
       reviewGrpcUrl: '127.0.0.1:50052',
       reflectionHourUtc: 6,
     });
     expect(
       parseConfig({ ENGRAM_REVIEW_GRPC_URL: '0.0.0.0:6000', ENGRAM_REFLECTOR_HOUR_UTC: '0' })
         .distiller,
-    ).toEqual({ reviewGrpcUrl: '0.0.0.0:6000', reflectionHourUtc: 0 });
+    ).toMatchObject({ reviewGrpcUrl: '0.0.0.0:6000', reflectionHourUtc: 0 });
     expect(() => parseConfig({ ENGRAM_REVIEW_GRPC_URL: 'http://x' })).toThrow(
       /ENGRAM_REVIEW_GRPC_URL/,
     );

@@ -1,4 +1,11 @@
 import { z } from 'zod';
+import {
+  mergeSettings,
+  readSettingsFile,
+  type SettingsEnvOverrides,
+  type SettingsFile,
+  type SettingsSections,
+} from './settings-sections';
 
 /**
  * The one typed configuration object. Environment variables are read here and nowhere else
@@ -29,19 +36,32 @@ const envSchema = z.object({
     .string()
     .regex(/^[a-zA-Z0-9._-]*$/, 'letters, digits, ".", "_" and "-" only')
     .default(''),
-  ENGRAM_SEGMENTER_MODE: z.enum(['keyword', 'hybrid']).default('hybrid'),
+  // Absent settings variables leave the config file's value (or the default) in place.
+  ENGRAM_SEGMENTER_MODE: z.enum(['keyword', 'hybrid']).optional(),
+  ENGRAM_SEGMENTER_RULE: z.enum(['blend', 'learned']).optional(),
+  ENGRAM_SEGMENTER_THRESHOLD: z.coerce.number().min(0).max(1).optional(),
+  ENGRAM_SEGMENTER_WINDOW: z.coerce.number().int().min(0).optional(),
   ENGRAM_SEGMENTER_GROUP_ID: z.string().min(1).default('engram-segmenter'),
   ENGRAM_SEGMENTER_INSTANCE_ID: z.string().min(1).default('0'),
-  ENGRAM_SEGMENTER_PARTITIONS: z.coerce.number().int().min(1).max(1000).default(3),
+  ENGRAM_INPUT_PARTITIONS: z.coerce.number().int().min(1).max(1000).optional(),
+  /** The older name of ENGRAM_INPUT_PARTITIONS. */
+  ENGRAM_SEGMENTER_PARTITIONS: z.coerce.number().int().min(1).max(1000).optional(),
   ENGRAM_SEGMENTER_SWEEP_MS: z.coerce.number().int().min(100).default(5_000),
-  ENGRAM_SEGMENTER_INACTIVITY_MINUTES: z.coerce.number().positive().default(30),
+  ENGRAM_SEGMENTER_INACTIVITY_MINUTES: z.coerce.number().positive().optional(),
   ENGRAM_SEGMENTER_INACTIVITY_OVERRIDES: z
     .string()
     .regex(
       /^((channel|tenant):[^:=,]+=\d+(\.\d+)?)?(,(channel|tenant):[^:=,]+=\d+(\.\d+)?)*$/,
       'comma-separated channel:<name>=<minutes> or tenant:<id>=<minutes>',
     )
-    .default(''),
+    .optional(),
+  ENGRAM_OBSERVER_CO_ACCESS_WINDOW: z.coerce.number().int().min(1).optional(),
+  ENGRAM_OBSERVER_PROMOTION_THRESHOLD: z.coerce.number().min(0).max(1).optional(),
+  ENGRAM_OBSERVER_DEAD_END_THRESHOLD: z.coerce.number().min(0).max(1).optional(),
+  ENGRAM_RANKING_RRF_K: z.coerce.number().positive().optional(),
+  ENGRAM_RANKING_PRIOR_SHARE: z.coerce.number().min(0).max(1).optional(),
+  ENGRAM_RANKING_PHASE_EXPONENT: z.coerce.number().min(0).max(1).optional(),
+  ENGRAM_CONFIG_FILE: z.string().trim().min(1).optional(),
   ENGRAM_REVIEW_GRPC_URL: z
     .string()
     .regex(/^[\w.-]+:\d{1,5}$|^\[[\da-fA-F:]+\]:\d{1,5}$/, 'host:port')
@@ -68,14 +88,29 @@ export interface EngramConfig {
   retry: { initialMs: number; maxMs: number };
   /** Prepended to every topic name (one Kafka cluster, several isolated Engram installations). */
   topicPrefix: string;
+  /**
+   * The input topics' partition count (ENGRAM_INPUT_PARTITIONS; ENGRAM_SEGMENTER_PARTITIONS, its
+   * older name). One number for every service: the segmenter, observer, distiller and indexer
+   * read co-partitioned topics (keyed by session), and a stage joins partition p of one topic with
+   * partition p of another, so the count must stay equal across them.
+   */
+  inputs: { partitions: number };
+  /** Ranking and retrieval (libs/core RankingConfig): config file section `ranking`. */
+  ranking: SettingsSections['ranking'];
+  /** The observer's thresholds (libs/core ObserverSettings): config file section `observer`. */
+  observer: SettingsSections['observer'];
   segmenter: {
+    /** The segmentation settings (libs/core SegmenterSettings): config file section `segmenter`. */
+    settings: SettingsSections['segmenter'];
+    /** = settings.mode. */
     mode: 'keyword' | 'hybrid';
     groupId: string;
     /** Stable per instance: its transactional id fences a restarted instance's predecessor. */
     instanceId: string;
+    /** = inputs.partitions (kept for older callers). */
     partitions: number;
     sweepIntervalMs: number;
-    /** Implicit channels: minutes of inactivity that open a new thread (seed 004: 30). */
+    /** = settings.inactivityTimeoutMinutes (seed 004: 30). */
     inactivityMinutes: number;
     inactivityByChannel: Record<string, number>;
     inactivityByTenant: Record<string, number>;
@@ -85,6 +120,9 @@ export interface EngramConfig {
     reviewGrpcUrl: string;
     /** The UTC hour of a project's daily reflection (seed 001: a morning cron). */
     reflectionHourUtc: number;
+    /** Config file section `distiller` (libs/core DistillerSessionLimits, DistillerRetention). */
+    limits: SettingsSections['distiller']['limits'];
+    retention: SettingsSections['distiller']['retention'];
   };
   /** The recall gRPC API (engram.recall.v1) as its clients see it (`engram hook --distributed`). */
   recall: {
@@ -113,7 +151,10 @@ export class ConfigError extends Error {
   }
 }
 
-export function parseConfig(env: Record<string, string | undefined>): EngramConfig {
+export function parseConfig(
+  env: Record<string, string | undefined>,
+  readFile?: (path: string) => string,
+): EngramConfig {
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) {
     throw new ConfigError(
@@ -128,6 +169,9 @@ export function parseConfig(env: Record<string, string | undefined>): EngramConf
       'ENGRAM_LLM_MODEL: required when ENGRAM_LLM_BASE_URL is set (fix: name the model, e.g. llama3.1:8b)',
     ]);
   }
+  const sections = settingsSections(e, readFile);
+  const partitions = e.ENGRAM_INPUT_PARTITIONS ?? e.ENGRAM_SEGMENTER_PARTITIONS ?? 3;
+  const segmenter = sections.segmenter;
   return {
     serviceName: e.ENGRAM_SERVICE_NAME,
     kafka: {
@@ -150,18 +194,24 @@ export function parseConfig(env: Record<string, string | undefined>): EngramConf
     },
     retry: { initialMs: e.ENGRAM_RETRY_INITIAL_MS, maxMs: e.ENGRAM_RETRY_MAX_MS },
     topicPrefix: e.ENGRAM_TOPIC_PREFIX,
+    inputs: { partitions },
+    ranking: sections.ranking,
+    observer: sections.observer,
     segmenter: {
-      mode: e.ENGRAM_SEGMENTER_MODE,
+      settings: segmenter,
+      mode: segmenter.mode,
       groupId: e.ENGRAM_SEGMENTER_GROUP_ID,
       instanceId: e.ENGRAM_SEGMENTER_INSTANCE_ID,
-      partitions: e.ENGRAM_SEGMENTER_PARTITIONS,
+      partitions,
       sweepIntervalMs: e.ENGRAM_SEGMENTER_SWEEP_MS,
-      inactivityMinutes: e.ENGRAM_SEGMENTER_INACTIVITY_MINUTES,
-      ...inactivityOverrides(e.ENGRAM_SEGMENTER_INACTIVITY_OVERRIDES),
+      inactivityMinutes: segmenter.inactivityTimeoutMinutes,
+      inactivityByChannel: { ...segmenter.inactivityTimeoutByChannel },
+      inactivityByTenant: { ...segmenter.inactivityTimeoutByTenant },
     },
     distiller: {
       reviewGrpcUrl: e.ENGRAM_REVIEW_GRPC_URL,
       reflectionHourUtc: e.ENGRAM_REFLECTOR_HOUR_UTC,
+      ...sections.distiller,
     },
     recall: {
       grpcUrl: e.ENGRAM_RECALL_GRPC_URL,
@@ -179,10 +229,74 @@ export function parseConfig(env: Record<string, string | undefined>): EngramConf
   };
 }
 
+/**
+ * The settings sections: core's defaults, the file (ENGRAM_CONFIG_FILE), then the variables of
+ * the most-tuned knobs; any problem stops start-up naming the key path.
+ */
+function settingsSections(
+  e: z.infer<typeof envSchema>,
+  readFile?: (path: string) => string,
+): SettingsSections {
+  let file: SettingsFile = {};
+  if (e.ENGRAM_CONFIG_FILE !== undefined) {
+    const read = readSettingsFile(e.ENGRAM_CONFIG_FILE, readFile);
+    if (read.problems.length > 0) throw new ConfigError(fixed(read.problems));
+    file = read.file ?? {};
+  }
+  const merged = mergeSettings(file, envOverrides(e, file), e.ENGRAM_CONFIG_FILE ?? 'environment');
+  if (!merged.sections) throw new ConfigError(fixed(merged.problems));
+  return merged.sections;
+}
+
+function fixed(problems: string[]): string[] {
+  return problems.map((problem) => `${problem} (fix: correct or remove the key)`);
+}
+
+/** The variables that override the file (an absent variable overrides nothing). */
+function envOverrides(e: z.infer<typeof envSchema>, file: SettingsFile): SettingsEnvOverrides {
+  const mode = e.ENGRAM_SEGMENTER_MODE ?? file.segmenter?.mode ?? 'hybrid';
+  const segmenter: SettingsEnvOverrides['segmenter'] = { mode };
+  if (e.ENGRAM_SEGMENTER_RULE !== undefined) segmenter.hybridRule = e.ENGRAM_SEGMENTER_RULE;
+  if (e.ENGRAM_SEGMENTER_THRESHOLD !== undefined) {
+    // The boundary threshold of the mode in use.
+    segmenter[mode === 'hybrid' ? 'hybridThreshold' : 'boundaryThreshold'] =
+      e.ENGRAM_SEGMENTER_THRESHOLD;
+  }
+  if (e.ENGRAM_SEGMENTER_WINDOW !== undefined) segmenter.hybridWindow = e.ENGRAM_SEGMENTER_WINDOW;
+  if (e.ENGRAM_SEGMENTER_INACTIVITY_MINUTES !== undefined) {
+    segmenter.inactivityTimeoutMinutes = e.ENGRAM_SEGMENTER_INACTIVITY_MINUTES;
+  }
+  if (e.ENGRAM_SEGMENTER_INACTIVITY_OVERRIDES !== undefined) {
+    const { byChannel, byTenant } = inactivityOverrides(e.ENGRAM_SEGMENTER_INACTIVITY_OVERRIDES);
+    segmenter.inactivityTimeoutByChannel = byChannel;
+    segmenter.inactivityTimeoutByTenant = byTenant;
+  }
+  const observer: SettingsEnvOverrides['observer'] = {};
+  if (e.ENGRAM_OBSERVER_CO_ACCESS_WINDOW !== undefined) {
+    observer.coAccessWindowSteps = e.ENGRAM_OBSERVER_CO_ACCESS_WINDOW;
+  }
+  if (e.ENGRAM_OBSERVER_PROMOTION_THRESHOLD !== undefined) {
+    observer.scoreThreshold = e.ENGRAM_OBSERVER_PROMOTION_THRESHOLD;
+  }
+  if (e.ENGRAM_OBSERVER_DEAD_END_THRESHOLD !== undefined) {
+    observer.deadEndScoreThreshold = e.ENGRAM_OBSERVER_DEAD_END_THRESHOLD;
+  }
+  const ranking: SettingsEnvOverrides['ranking'] = {};
+  if (e.ENGRAM_RANKING_RRF_K !== undefined) ranking.rrfK = e.ENGRAM_RANKING_RRF_K;
+  const priors: NonNullable<SettingsEnvOverrides['ranking']['priors']> = {};
+  if (e.ENGRAM_RANKING_PRIOR_SHARE !== undefined) priors.share = e.ENGRAM_RANKING_PRIOR_SHARE;
+  if (e.ENGRAM_RANKING_PHASE_EXPONENT !== undefined) {
+    priors.phaseExponent = e.ENGRAM_RANKING_PHASE_EXPONENT;
+  }
+  if (Object.keys(priors).length > 0) ranking.priors = priors;
+  return { ranking, observer, segmenter };
+}
+
 /** `channel:sms=240,tenant:acme=45` → per-channel and per-tenant thread timeouts (minutes). */
-function inactivityOverrides(
-  text: string,
-): Pick<EngramConfig['segmenter'], 'inactivityByChannel' | 'inactivityByTenant'> {
+function inactivityOverrides(text: string): {
+  byChannel: Record<string, number>;
+  byTenant: Record<string, number>;
+} {
   const byChannel: Record<string, number> = {};
   const byTenant: Record<string, number> = {};
   for (const entry of text.split(',').filter(Boolean)) {
@@ -190,7 +304,7 @@ function inactivityOverrides(
     const [name, minutes] = rest.split('=');
     (scope === 'channel' ? byChannel : byTenant)[name] = Number(minutes);
   }
-  return { inactivityByChannel: byChannel, inactivityByTenant: byTenant };
+  return { byChannel, byTenant };
 }
 
 let cached: EngramConfig | undefined;

@@ -1,2 +1,4 @@
 export * from './engram-config';
 export * from './grpc-tokens';
+export * from './settings-sections';
+export * from './config.module';

@@ -4,6 +4,7 @@ import {
   InvalidEventError,
   memoryProvenance,
   promptContentProblem,
+  DEFAULT_SEGMENTER_SETTINGS,
   redactSecrets,
   type ModelVector,
   type Provenance,
@@ -141,7 +142,11 @@ export function episodeDocument(episode: Episode): RetrievalDocument<EpisodeDocu
  * (promptContentProblem), so what a stage upstream rejected never becomes recallable.
  */
 export function isIndexedTurn(prompt: PromptSubmitted): boolean {
-  return prompt.source === 'user' && promptContentProblem(prompt) === null;
+  // TODO(issue 18): the indexer should take config.segmenter.settings (the segmenter's limits)
+  // through RetrievalIndexer; until then the default limit, named here.
+  return (
+    prompt.source === 'user' && promptContentProblem(prompt, DEFAULT_SEGMENTER_SETTINGS) === null
+  );
 }
 
 /**

@@ -1,5 +1,6 @@
 // The reflector stage and the review workflow on the embedded SQLite log (SPEC §8): distillations
 // in, proposals out; decisions through the ReviewDesk; expiry; restarts and redeliveries.
+import { testDistillerSettings } from '../testing/test-settings';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -49,6 +50,7 @@ describe('the reflector on the embedded log', () => {
   const start = async (): Promise<EmbeddedDistiller> => {
     distiller = await startEmbeddedDistiller({
       log,
+      settings: testDistillerSettings(),
       sweepIntervalMs: 20,
       retry: { initialMs: 5, maxMs: 50 },
       reflector: { clock: () => now, scheduledHourUtc: 6, quietMs: 0 },

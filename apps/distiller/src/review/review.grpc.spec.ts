@@ -1,5 +1,6 @@
 // engram.review.v1 over real gRPC, on the embedded log: the wire messages, the status codes and
 // tenant scoping by bearer token, like the recall API's.
+import { testDistillerSettings } from '../testing/test-settings';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { tenantTokens } from '@engram/core';
@@ -41,6 +42,7 @@ describe('the review API over gRPC', () => {
     log = SqliteEventLog.open({ dataDir: dir });
     distiller = await startEmbeddedDistiller({
       log,
+      settings: testDistillerSettings(),
       sweepIntervalMs: 20,
       retry: { initialMs: 5, maxMs: 50 },
       reflector: { clock: () => REFLECT_AT, quietMs: 0 },

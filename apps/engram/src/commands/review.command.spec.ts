@@ -1,6 +1,7 @@
 // `engram review` and `engram memory-md` in embedded mode, on a temp data dir: recorded sessions
 // are distilled and reflected by the embedded distiller (running in this process, as `engram
 // start` would), and the commands act on the SQLite log through their own connection.
+import { testDistillerSettings } from '@engram/app-distiller/testing';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -61,6 +62,7 @@ describe('engram review and engram memory-md (embedded)', () => {
     log = SqliteEventLog.open({ dataDir: dir });
     distiller = await startEmbeddedDistiller({
       log,
+      settings: testDistillerSettings(),
       sweepIntervalMs: 20,
       retry: { initialMs: 5, maxMs: 50 },
       reflector: { clock: () => now },

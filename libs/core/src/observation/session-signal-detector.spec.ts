@@ -1,3 +1,4 @@
+import { observerSettings } from './observer-settings';
 import { describe, expect, it } from 'vitest';
 import { SessionSignalDetector } from './session-signal-detector';
 import {
@@ -43,6 +44,7 @@ describe('SessionSignalDetector', () => {
       const detector = SessionSignalDetector.start(
         { tenantId: 't', projectId: 'p', sessionId: 's1' },
         ROOT,
+        observerSettings(),
       );
       const failed = detector.observe(
         toolCall({ ...read(0, 'src/a.ts'), outcome: 'error', errorMessage: 'ENOENT' }),
@@ -61,6 +63,7 @@ describe('SessionSignalDetector', () => {
       const detector = SessionSignalDetector.start(
         { tenantId: 't', projectId: 'p', sessionId: 's1' },
         ROOT,
+        observerSettings(),
       );
       const call = toolCall(read(0, 'src/a.ts'));
       expect(detector.observe(call).signals).toHaveLength(1);
@@ -160,7 +163,7 @@ describe('SessionSignalDetector', () => {
       const persisted = JSON.parse(JSON.stringify(first.detector.snapshot())) as ReturnType<
         SessionSignalDetector['snapshot']
       >;
-      const resumed = SessionSignalDetector.restore(persisted);
+      const resumed = SessionSignalDetector.restore(persisted, observerSettings());
       const rest = calls.slice(2).flatMap((spec) => resumed.observe(toolCall(spec)).signals);
       expect([...first.signals, ...rest]).toEqual(uninterrupted);
     });

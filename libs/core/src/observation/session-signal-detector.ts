@@ -11,7 +11,7 @@ import {
 import { finishErrors, noteEdits, recordFailure, resolveErrors } from './error-retry-detection';
 import { detectFileAccess, detectTimeAnomaly } from './file-access-detection';
 import type { CallContext, ObservedToolCall } from './observed-call';
-import { observerSettings, type ObserverSettings } from './observer-settings';
+import type { ObserverSettings } from './observer-settings';
 import {
   moduleOf,
   normaliseProjectPath,
@@ -53,12 +53,12 @@ export class SessionSignalDetector {
   static start(
     session: { tenantId: string; projectId: string; sessionId: string },
     projectRoot: string | null,
-    settings: ObserverSettings = observerSettings(),
+    settings: ObserverSettings,
   ): SessionSignalDetector {
     return new SessionSignalDetector(newDetectorState(session, projectRoot), settings);
   }
 
-  static restore(state: DetectorState, settings: ObserverSettings = observerSettings()) {
+  static restore(state: DetectorState, settings: ObserverSettings) {
     return new SessionSignalDetector(cloneDetectorState(state), settings);
   }
 

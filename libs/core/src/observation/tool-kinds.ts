@@ -3,7 +3,8 @@
  * `Read`/`Edit`/`Bash`, Codex `shell`/`apply_patch`, MCP servers `read_file`/`write_file`), so
  * the kind comes from an exact table first and a keyword match second.
  */
-export type ToolKind = 'read' | 'edit' | 'search' | 'execute' | 'other';
+export const TOOL_KINDS = ['read', 'edit', 'search', 'execute', 'other'] as const;
+export type ToolKind = (typeof TOOL_KINDS)[number];
 
 const KNOWN_TOOLS: Readonly<Record<string, ToolKind>> = {
   read: 'read',

@@ -1,3 +1,4 @@
+import { DEFAULT_RANKING_CONFIG } from './ranking-config';
 import { describe, expect, it } from 'vitest';
 import { causalExpansionFilter, mergeCausalExpansion, selectCausalFiles } from './causal-expansion';
 import { rankByPriors } from './rank-memories';
@@ -15,7 +16,9 @@ describe('selectCausalFiles', () => {
       { fileA: 'src/a.ts', fileB: 'src/n6.ts', weight: 0.65 },
       { fileA: 'src/x.ts', fileB: 'src/y.ts', weight: 0.99 }, // not about a seed file
     ];
-    expect(selectCausalFiles(['src/a.ts'], edges).map((n) => [n.path, n.weight])).toEqual([
+    expect(
+      selectCausalFiles(['src/a.ts'], edges, DEFAULT_RANKING_CONFIG).map((n) => [n.path, n.weight]),
+    ).toEqual([
       ['src/n2.ts', 0.9],
       ['src/n5.ts', 0.8],
       ['src/n3.ts', 0.7],
@@ -30,15 +33,19 @@ describe('selectCausalFiles', () => {
       { fileA: 'src/b.ts', fileB: 'src/n.ts', weight: 0.8 },
       { fileA: 'src/a.ts', fileB: './src/b.ts', weight: 0.95 },
     ];
-    expect(selectCausalFiles(['src/a.ts', 'src/b.ts'], edges)).toEqual([
+    expect(selectCausalFiles(['src/a.ts', 'src/b.ts'], edges, DEFAULT_RANKING_CONFIG)).toEqual([
       { path: 'src/n.ts', weight: 0.8, via: 'src/b.ts' },
     ]);
-    expect(selectCausalFiles([], edges)).toEqual([]);
+    expect(selectCausalFiles([], edges, DEFAULT_RANKING_CONFIG)).toEqual([]);
   });
 
   it('should describe the follow-up query', () => {
     expect(
-      causalExpansionFilter(SCOPE, [{ path: 'src/n.ts', weight: 0.8, via: 'src/a.ts' }]),
+      causalExpansionFilter(
+        SCOPE,
+        [{ path: 'src/n.ts', weight: 0.8, via: 'src/a.ts' }],
+        DEFAULT_RANKING_CONFIG,
+      ),
     ).toEqual({
       ...SCOPE,
       types: ['gotcha', 'pattern', 'error_pattern', 'dead_end'],
@@ -50,15 +57,24 @@ describe('selectCausalFiles', () => {
 
 describe('mergeCausalExpansion', () => {
   it('should append new memories after the primary ones, flagged, deduplicated, at most 5', () => {
-    const primary = rankByPriors({
-      memories: [memory({ memoryId: 'p1', confidence: 0.1 })],
-      phase: 'implement',
-      now: NOW,
-    });
+    const primary = rankByPriors(
+      {
+        memories: [memory({ memoryId: 'p1', confidence: 0.1 })],
+        phase: 'implement',
+        now: NOW,
+      },
+      DEFAULT_RANKING_CONFIG,
+    );
     const expansion = ['p1', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c1'].map((memoryId) =>
       memory({ memoryId, confidence: 0.9 }),
     );
-    const merged = mergeCausalExpansion(primary, expansion, 'implement', NOW);
+    const merged = mergeCausalExpansion(
+      primary,
+      expansion,
+      'implement',
+      NOW,
+      DEFAULT_RANKING_CONFIG,
+    );
     expect(merged.map((r) => r.memory.memoryId)).toEqual(['p1', 'c1', 'c2', 'c3', 'c4', 'c5']);
     expect(merged.map((r) => r.score.causalExpansion)).toEqual([
       false,

@@ -2,7 +2,7 @@ import type { Memory } from '@engram/contracts';
 import { normaliseFilePath, sameFile } from './file-paths';
 import type { MemoryFilter } from './memory-filter';
 import { compareText } from './ordering';
-import { DEFAULT_RANKING_CONFIG, type RankingConfig } from './ranking-config';
+import type { RankingConfig } from './ranking-config';
 import { rankByPriors, type RankedMemory } from './rank-memories';
 import { requireScope, type RecallScope } from './recall-scope';
 import type { UniversalPhase } from './universal-phase';
@@ -37,7 +37,7 @@ export interface CausalNeighbour {
 export function selectCausalFiles(
   seedFiles: readonly string[],
   edges: readonly CoAccessEdge[],
-  config: RankingConfig = DEFAULT_RANKING_CONFIG,
+  config: RankingConfig,
 ): CausalNeighbour[] {
   const seeds = seedFiles.map(normaliseFilePath).filter((file) => file !== '');
   const isSeed = (file: string): boolean => seeds.some((seed) => sameFile(seed, file));
@@ -70,7 +70,7 @@ export function selectCausalFiles(
 export function causalExpansionFilter(
   scope: RecallScope,
   neighbours: readonly CausalNeighbour[],
-  config: RankingConfig = DEFAULT_RANKING_CONFIG,
+  config: RankingConfig,
 ): MemoryFilter {
   return {
     ...requireScope(scope),
@@ -90,7 +90,7 @@ export function mergeCausalExpansion(
   expansion: readonly Memory[],
   phase: UniversalPhase,
   now: number,
-  config: RankingConfig = DEFAULT_RANKING_CONFIG,
+  config: RankingConfig,
 ): RankedMemory[] {
   const seen = new Set(primary.map((ranked) => ranked.memory.memoryId));
   const fresh = uniqueById(expansion).filter((memory) => !seen.has(memory.memoryId));

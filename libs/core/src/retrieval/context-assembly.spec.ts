@@ -1,3 +1,4 @@
+import { DEFAULT_RANKING_CONFIG } from './ranking-config';
 import { describe, expect, it } from 'vitest';
 import { assembleContext, type ContextAssemblyInput } from './context-assembly';
 import { rankByPriors } from './rank-memories';
@@ -7,7 +8,7 @@ import { DAY, episode, memory, NOW, SCOPE, turn } from './testing/fixtures';
 import { estimateTokens } from './token-estimate';
 
 const ranked = (memories: Parameters<typeof rankByPriors>[0]['memories']) =>
-  rankByPriors({ memories, phase: 'implement', now: NOW });
+  rankByPriors({ memories, phase: 'implement', now: NOW }, DEFAULT_RANKING_CONFIG);
 
 function baseInput(overrides: Partial<ContextAssemblyInput> = {}): ContextAssemblyInput {
   return {
@@ -94,7 +95,7 @@ function baseInput(overrides: Partial<ContextAssemblyInput> = {}): ContextAssemb
 
 describe('assembleContext', () => {
   it('should assemble every kind, cited, with the "You were asking about" continuity line', () => {
-    const context = assembleContext(baseInput());
+    const context = assembleContext(baseInput(), DEFAULT_RANKING_CONFIG);
     expect(context.items.map((item) => [item.citationId, item.kind])).toEqual([
       ['ep-ep-weath', 'cross_thread_episode'],
       ['ws-ws-new-0', 'work_state'],
@@ -137,7 +138,7 @@ describe('assembleContext', () => {
   });
 
   it('should count tokens as chars/4 per rendered piece, never underestimating the whole', () => {
-    const context = assembleContext(baseInput());
+    const context = assembleContext(baseInput(), DEFAULT_RANKING_CONFIG);
     const headers = 5; // one per non-empty section
     const itemTokens = context.items.reduce((sum, item) => sum + item.tokens, 0);
     expect(context.items[5].tokens).toBe(estimateTokens('[turn-t3] User: And on Thursday?\n')); // 33 chars → 9
@@ -150,7 +151,7 @@ describe('assembleContext', () => {
   });
 
   it('should pull no cross-thread episode for an explicit channel (the user chose the thread)', () => {
-    const context = assembleContext(baseInput({ channel: 'explicit' }));
+    const context = assembleContext(baseInput({ channel: 'explicit' }), DEFAULT_RANKING_CONFIG);
     expect(context.items.some((item) => item.kind === 'cross_thread_episode')).toBe(false);
     const configured = assembleContext(
       baseInput({ channel: 'explicit' }),
@@ -176,6 +177,7 @@ describe('assembleContext', () => {
         recipes: [],
         tokenBudget: 30,
       }),
+      DEFAULT_RANKING_CONFIG,
     );
     expect(context.items.map((item) => item.citationId)).toEqual(['turn-t3']);
     expect(context.tokensUsed).toBe(16);
@@ -191,6 +193,7 @@ describe('assembleContext', () => {
         recipes: [],
         tokenBudget: 27,
       }),
+      DEFAULT_RANKING_CONFIG,
     );
     expect(exact.items.map((item) => item.citationId)).toEqual(['turn-t2', 'turn-t3']); // 5 + 11 + 11 = 27
     expect(exact.tokensUsed).toBe(27);
@@ -201,7 +204,10 @@ describe('assembleContext', () => {
       memory({ memoryId: 'big', confidence: 1, content: 'y'.repeat(400) }),
       memory({ memoryId: 'small', confidence: 0.5, content: 'short' }),
     ]);
-    const full = assembleContext(baseInput({ memories, tokenBudget: 1_000 }));
+    const full = assembleContext(
+      baseInput({ memories, tokenBudget: 1_000 }),
+      DEFAULT_RANKING_CONFIG,
+    );
     const withoutMemories =
       full.tokensUsed -
       full.items.filter((i) => i.kind === 'memory').reduce((s, i) => s + i.tokens, 0) -
@@ -209,7 +215,10 @@ describe('assembleContext', () => {
     const small = full.items.find((i) => i.citationId === 'mem-small');
     const budget =
       withoutMemories + estimateTokens('\n## Relevant memories\n') + (small?.tokens ?? 0);
-    const context = assembleContext(baseInput({ memories, tokenBudget: budget }));
+    const context = assembleContext(
+      baseInput({ memories, tokenBudget: budget }),
+      DEFAULT_RANKING_CONFIG,
+    );
     expect(context.items.filter((i) => i.kind === 'memory').map((i) => i.citationId)).toEqual([
       'mem-small',
     ]);
@@ -242,6 +251,7 @@ describe('assembleContext', () => {
           episode({ episodeId: 'foreign', projectId: 'repo-b' }),
         ],
       }),
+      DEFAULT_RANKING_CONFIG,
     );
     expect(
       context.items.filter((i) => i.kind === 'current_thread').map((i) => i.citationId),
@@ -260,6 +270,7 @@ describe('assembleContext', () => {
           memory({ memoryId: 'stale-recipe', memoryType: 'workflow_recipe', staleAt: NOW }),
         ]),
       }),
+      DEFAULT_RANKING_CONFIG,
     );
     expect(
       context.items
@@ -275,15 +286,26 @@ describe('assembleContext', () => {
       currentThread: [...input.currentThread].reverse(),
       workStates: [...input.workStates].reverse(),
     });
-    expect(assembleContext(shuffled)).toEqual(assembleContext(input));
+    expect(assembleContext(shuffled, DEFAULT_RANKING_CONFIG)).toEqual(
+      assembleContext(input, DEFAULT_RANKING_CONFIG),
+    );
   });
 
   it('should default a zero budget and refuse bad requests', () => {
-    expect(assembleContext(baseInput({ tokenBudget: 0 })).tokenBudget).toBe(2_000);
-    expect(() => assembleContext(baseInput({ tokenBudget: -1 }))).toThrow('tokenBudget');
-    expect(() => assembleContext(baseInput({ threadId: '' }))).toThrow(InvalidRecallRequestError);
-    expect(() => assembleContext(baseInput({ scope: { tenantId: 't', projectId: '' } }))).toThrow(
-      'projectId',
+    expect(assembleContext(baseInput({ tokenBudget: 0 }), DEFAULT_RANKING_CONFIG).tokenBudget).toBe(
+      2_000,
     );
+    expect(() => assembleContext(baseInput({ tokenBudget: -1 }), DEFAULT_RANKING_CONFIG)).toThrow(
+      'tokenBudget',
+    );
+    expect(() => assembleContext(baseInput({ threadId: '' }), DEFAULT_RANKING_CONFIG)).toThrow(
+      InvalidRecallRequestError,
+    );
+    expect(() =>
+      assembleContext(
+        baseInput({ scope: { tenantId: 't', projectId: '' } }),
+        DEFAULT_RANKING_CONFIG,
+      ),
+    ).toThrow('projectId');
   });
 });

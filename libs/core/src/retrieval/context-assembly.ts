@@ -1,7 +1,7 @@
 import { assignCitationIds } from './citations';
 import { contextSources, type ContextSource, type ContextSourcesInput } from './context-sources';
 import type { ContextItem, ContextItemKind } from './context-types';
-import { DEFAULT_RANKING_CONFIG, type RankingConfig } from './ranking-config';
+import type { RankingConfig } from './ranking-config';
 import { requireScope } from './recall-scope';
 import { InvalidRecallRequestError } from './retrieval-errors';
 import { clipToTokens, estimateTokens } from './token-estimate';
@@ -46,7 +46,7 @@ const HEADERS: Readonly<Record<ContextItemKind, string>> = {
 
 export function assembleContext(
   input: ContextAssemblyInput,
-  config: RankingConfig = DEFAULT_RANKING_CONFIG,
+  config: RankingConfig,
 ): AssembledContext {
   const scope = requireScope(input.scope);
   if (input.threadId.trim() === '') throw new InvalidRecallRequestError('threadId', 'is required');

@@ -1,3 +1,4 @@
+import { DEFAULT_RANKING_CONFIG } from './ranking-config';
 import { describe, expect, it } from 'vitest';
 import type { Episode } from '@engram/contracts';
 import { resolveEpisodeChain, selectEpisodeSequence, sequenceFetchSize } from './episode-sequence';
@@ -16,21 +17,22 @@ describe('selectEpisodeSequence', () => {
         relevance: 0.99,
       },
     ];
-    const sequence = selectEpisodeSequence(SCOPE, candidates, { limit: 2 });
+    const sequence = selectEpisodeSequence(SCOPE, candidates, { limit: 2 }, DEFAULT_RANKING_CONFIG);
     expect(sequence.map((s) => s.episode.episodeId)).toEqual(['day1', 'day2']);
-    expect(selectEpisodeSequence(SCOPE, candidates).map((s) => s.episode.episodeId)).toEqual([
-      'day1',
-      'day2',
-      'day3',
-    ]);
     expect(
-      selectEpisodeSequence(SCOPE, candidates, { minRelevance: 0.4 })[0].episode.episodeId,
+      selectEpisodeSequence(SCOPE, candidates, {}, DEFAULT_RANKING_CONFIG).map(
+        (s) => s.episode.episodeId,
+      ),
+    ).toEqual(['day1', 'day2', 'day3']);
+    expect(
+      selectEpisodeSequence(SCOPE, candidates, { minRelevance: 0.4 }, DEFAULT_RANKING_CONFIG)[0]
+        .episode.episodeId,
     ).toBe('weak');
   });
 
   it('should over-fetch twice the limit (seed 003)', () => {
-    expect(sequenceFetchSize(5)).toBe(10);
-    expect(sequenceFetchSize(0)).toBe(20); // 0 = the default limit of 10
+    expect(sequenceFetchSize(5, DEFAULT_RANKING_CONFIG)).toBe(10);
+    expect(sequenceFetchSize(0, DEFAULT_RANKING_CONFIG)).toBe(20); // 0 = the default limit of 10
   });
 });
 

@@ -1,7 +1,7 @@
 import type { Episode } from '@engram/contracts';
 import { walkChain } from '../segmentation/chaining';
 import { compareText } from './ordering';
-import { DEFAULT_RANKING_CONFIG, type RankingConfig } from './ranking-config';
+import type { RankingConfig } from './ranking-config';
 import { inScope, requireScope, type RecallScope } from './recall-scope';
 import { InvalidRecallRequestError } from './retrieval-errors';
 
@@ -23,10 +23,7 @@ export interface SequenceOptions {
 }
 
 /** How many candidates to fetch by similarity for a sequence of `limit` (seed 003: limit × 2). */
-export function sequenceFetchSize(
-  limit: number,
-  config: RankingConfig = DEFAULT_RANKING_CONFIG,
-): number {
+export function sequenceFetchSize(limit: number, config: RankingConfig): number {
   return Math.ceil(sequenceLimit(limit, config) * config.sequence.overFetchFactor);
 }
 
@@ -38,8 +35,8 @@ export function sequenceFetchSize(
 export function selectEpisodeSequence(
   scope: RecallScope,
   candidates: readonly ScoredEpisodeInput[],
-  options: SequenceOptions = {},
-  config: RankingConfig = DEFAULT_RANKING_CONFIG,
+  options: SequenceOptions,
+  config: RankingConfig,
 ): ScoredEpisodeInput[] {
   const checked = requireScope(scope);
   const minRelevance = options.minRelevance ?? config.sequence.minRelevance;

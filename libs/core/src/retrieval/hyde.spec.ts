@@ -1,3 +1,4 @@
+import { DEFAULT_RANKING_CONFIG } from './ranking-config';
 import { describe, expect, it } from 'vitest';
 import { l2Norm } from '../math/vectors';
 import { hydeEnsemble, hydePrompt, shouldUseHyde } from './hyde';
@@ -7,19 +8,25 @@ import { EmbeddingMismatchError } from './retrieval-errors';
 describe('HyDE', () => {
   it('should run only when fewer than 3 results have relevance above 0.5', () => {
     const llm = { llmConfigured: true };
-    expect(shouldUseHyde([0.9, 0.8, 0.2], llm)).toBe(true);
-    expect(shouldUseHyde([0.9, 0.8, 0.51], llm)).toBe(false);
-    expect(shouldUseHyde([0.9, 0.8, 0.5], llm)).toBe(true); // 0.5 is not above 0.5
-    expect(shouldUseHyde([], llm)).toBe(true);
+    expect(shouldUseHyde([0.9, 0.8, 0.2], llm, DEFAULT_RANKING_CONFIG)).toBe(true);
+    expect(shouldUseHyde([0.9, 0.8, 0.51], llm, DEFAULT_RANKING_CONFIG)).toBe(false);
+    expect(shouldUseHyde([0.9, 0.8, 0.5], llm, DEFAULT_RANKING_CONFIG)).toBe(true); // 0.5 is not above 0.5
+    expect(shouldUseHyde([], llm, DEFAULT_RANKING_CONFIG)).toBe(true);
   });
 
   it('should never run without an LLM or when the caller disallows it', () => {
-    expect(shouldUseHyde([], { llmConfigured: false })).toBe(false);
-    expect(shouldUseHyde([], { llmConfigured: true, allowed: false })).toBe(false);
+    expect(shouldUseHyde([], { llmConfigured: false }, DEFAULT_RANKING_CONFIG)).toBe(false);
+    expect(shouldUseHyde([], { llmConfigured: true, allowed: false }, DEFAULT_RANKING_CONFIG)).toBe(
+      false,
+    );
   });
 
   it('should blend 0.4·query + 0.6·hypothetical and normalise (by hand)', () => {
-    const ensemble = hydeEnsemble(modelVector('m', [2, 0]), modelVector('m', [0, 5]));
+    const ensemble = hydeEnsemble(
+      modelVector('m', [2, 0]),
+      modelVector('m', [0, 5]),
+      DEFAULT_RANKING_CONFIG,
+    );
     // normalised inputs [1,0] and [0,1] → [0.4, 0.6] / √0.52
     expect(ensemble.model).toBe('m');
     expect(ensemble.dimension).toBe(2);
@@ -29,9 +36,9 @@ describe('HyDE', () => {
   });
 
   it('should refuse to blend embeddings of two models', () => {
-    expect(() => hydeEnsemble(modelVector('m1', [1, 0]), modelVector('m2', [0, 1]))).toThrow(
-      EmbeddingMismatchError,
-    );
+    expect(() =>
+      hydeEnsemble(modelVector('m1', [1, 0]), modelVector('m2', [0, 1]), DEFAULT_RANKING_CONFIG),
+    ).toThrow(EmbeddingMismatchError);
   });
 
   it('should ask for the memory that would answer the query', () => {

@@ -1,6 +1,6 @@
 import { l2Normalise } from '../math/vectors';
 import { assertComparable, type ModelVector } from './model-vector';
-import { DEFAULT_RANKING_CONFIG, type RankingConfig } from './ranking-config';
+import type { RankingConfig } from './ranking-config';
 
 /**
  * HyDE (hypothetical document embeddings, seed 002 §7): when a query finds little, ask an LLM for
@@ -18,7 +18,7 @@ import { DEFAULT_RANKING_CONFIG, type RankingConfig } from './ranking-config';
 export function shouldUseHyde(
   relevances: readonly number[],
   options: { llmConfigured: boolean; allowed?: boolean },
-  config: RankingConfig = DEFAULT_RANKING_CONFIG,
+  config: RankingConfig,
 ): boolean {
   if (!options.llmConfigured || options.allowed === false) return false;
   const strong = relevances.filter((relevance) => relevance > config.hyde.strongRelevance).length;
@@ -39,7 +39,7 @@ export function hydePrompt(query: string): string {
 export function hydeEnsemble(
   query: ModelVector,
   hypothetical: ModelVector,
-  config: RankingConfig = DEFAULT_RANKING_CONFIG,
+  config: RankingConfig,
 ): ModelVector {
   assertComparable(query, hypothetical);
   const q = l2Normalise(query.vector);

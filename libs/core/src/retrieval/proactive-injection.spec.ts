@@ -1,3 +1,4 @@
+import { DEFAULT_RANKING_CONFIG } from './ranking-config';
 import type { Memory } from '@engram/contracts';
 import { describe, expect, it } from 'vitest';
 import {
@@ -35,7 +36,7 @@ describe('selectInjections', () => {
     const candidates = ['a', 'b', 'c', 'd', 'e'].map((id, index) =>
       eligible(id, { confidence: 0.95 - index * 0.05 }),
     );
-    const selection = selectInjections(request(candidates));
+    const selection = selectInjections(request(candidates), DEFAULT_RANKING_CONFIG);
     expect(selection.memories.map((m) => m.memory.memoryId)).toEqual(['a', 'b', 'c', 'd']);
     expect(selection.rejected).toEqual([{ memoryId: 'e', reason: 'over_limit' }]);
   });
@@ -52,6 +53,7 @@ describe('selectInjections', () => {
         eligible('other-file', { relatedFiles: ['src/auth/session.ts'] }),
         eligible('other-tenant', { tenantId: 'tenant-b' }),
       ]),
+      DEFAULT_RANKING_CONFIG,
     );
     expect(selection.memories.map((m) => m.memory.memoryId).sort()).toEqual([
       'at-threshold',
@@ -74,6 +76,7 @@ describe('selectInjections', () => {
         types.map((memoryType) => eligible(memoryType, { memoryType })),
         { filePath: '/home/dev/repo/src/auth/refresh.ts' },
       ),
+      DEFAULT_RANKING_CONFIG,
     );
     expect(selection.memories).toHaveLength(4);
   });
@@ -81,17 +84,23 @@ describe('selectInjections', () => {
   it('should rank by phase weight: a dead end outranks a gotcha while refining', () => {
     const candidates = [eligible('gotcha'), eligible('dead', { memoryType: 'dead_end' })];
     expect(
-      selectInjections(request(candidates, { phase: 'refine' })).memories[0].memory.memoryId,
+      selectInjections(request(candidates, { phase: 'refine' }), DEFAULT_RANKING_CONFIG).memories[0]
+        .memory.memoryId,
     ).toBe('dead'); // 1.4 vs 1.2
     expect(
-      selectInjections(request(candidates, { phase: 'implement' })).memories[0].memory.memoryId,
+      selectInjections(request(candidates, { phase: 'implement' }), DEFAULT_RANKING_CONFIG)
+        .memories[0].memory.memoryId,
     ).toBe('gotcha'); // 1.5 vs 1.3
   });
 
   it('should cap a larger requested limit at four and honour a smaller one', () => {
     const candidates = ['a', 'b', 'c', 'd', 'e', 'f'].map((id) => eligible(id));
-    expect(selectInjections(request(candidates, { limit: 10 })).memories).toHaveLength(4);
-    expect(selectInjections(request(candidates, { limit: 1 })).memories).toHaveLength(1);
+    expect(
+      selectInjections(request(candidates, { limit: 10 }), DEFAULT_RANKING_CONFIG).memories,
+    ).toHaveLength(4);
+    expect(
+      selectInjections(request(candidates, { limit: 1 }), DEFAULT_RANKING_CONFIG).memories,
+    ).toHaveLength(1);
   });
 
   it('should render seed 002 block grouped by type with short ids, and nothing when empty', () => {
@@ -103,32 +112,38 @@ describe('selectInjections', () => {
         }),
         eligible('gotcha00-1', { content: 'refresh needs the mutex' }),
       ]),
+      DEFAULT_RANKING_CONFIG,
     );
     expect(selection.rendered).toBe(
       '---\n**Memory context for this file:**\n' +
         '⚠️ Gotcha [gotcha00]: refresh needs the mutex\n' +
         '📱 E2E [e2e00000]: wait 300 ms after login',
     );
-    expect(selectInjections(request([])).rendered).toBe('');
+    expect(selectInjections(request([]), DEFAULT_RANKING_CONFIG).rendered).toBe('');
   });
 
   it('should refuse a request without scope or file', () => {
     expect(() =>
-      selectInjections(request([], { scope: { tenantId: '', projectId: 'p' } })),
+      selectInjections(
+        request([], { scope: { tenantId: '', projectId: 'p' } }),
+        DEFAULT_RANKING_CONFIG,
+      ),
     ).toThrow(InvalidRecallRequestError);
-    expect(() => selectInjections(request([], { filePath: ' ' }))).toThrow('filePath: is required');
+    expect(() => selectInjections(request([], { filePath: ' ' }), DEFAULT_RANKING_CONFIG)).toThrow(
+      'filePath: is required',
+    );
   });
 });
 
 describe('injection helpers', () => {
   it('should trigger on Read and Edit only', () => {
-    expect(injectsForTool('Read')).toBe(true);
-    expect(injectsForTool('Edit')).toBe(true);
-    expect(injectsForTool('Bash')).toBe(false);
+    expect(injectsForTool('Read', DEFAULT_RANKING_CONFIG)).toBe(true);
+    expect(injectsForTool('Edit', DEFAULT_RANKING_CONFIG)).toBe(true);
+    expect(injectsForTool('Bash', DEFAULT_RANKING_CONFIG)).toBe(false);
   });
 
   it('should describe the store query with stale memories excluded', () => {
-    expect(injectionFilter(SCOPE, FILE)).toEqual({
+    expect(injectionFilter(SCOPE, FILE, DEFAULT_RANKING_CONFIG)).toEqual({
       ...SCOPE,
       types: ['gotcha', 'error_pattern', 'dead_end', 'e2e_observation'],
       relatedFiles: [FILE],

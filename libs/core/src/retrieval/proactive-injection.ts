@@ -1,7 +1,7 @@
 import type { Memory, MemoryType } from '@engram/contracts';
 import { anySameFile } from './file-paths';
 import type { MemoryFilter } from './memory-filter';
-import { DEFAULT_RANKING_CONFIG, type InjectionConfig, type RankingConfig } from './ranking-config';
+import type { InjectionConfig, RankingConfig } from './ranking-config';
 import { inScope, requireScope, type RecallScope } from './recall-scope';
 import { rankByPriors, type RankedMemory } from './rank-memories';
 import { InvalidRecallRequestError } from './retrieval-errors';
@@ -45,10 +45,7 @@ export interface InjectionSelection {
 }
 
 /** Whether a tool call triggers injection (seed 002: Read and Edit). */
-export function injectsForTool(
-  toolName: string,
-  config: RankingConfig = DEFAULT_RANKING_CONFIG,
-): boolean {
+export function injectsForTool(toolName: string, config: RankingConfig): boolean {
   return config.injection.tools.includes(toolName);
 }
 
@@ -59,7 +56,7 @@ export function injectsForTool(
 export function injectionFilter(
   scope: RecallScope,
   filePath: string,
-  config: RankingConfig = DEFAULT_RANKING_CONFIG,
+  config: RankingConfig,
 ): MemoryFilter {
   return {
     ...requireScope(scope),
@@ -72,7 +69,7 @@ export function injectionFilter(
 
 export function selectInjections(
   request: InjectionRequest,
-  config: RankingConfig = DEFAULT_RANKING_CONFIG,
+  config: RankingConfig,
 ): InjectionSelection {
   const scope = requireScope(request.scope);
   const filePath = requireFilePath(request.filePath);

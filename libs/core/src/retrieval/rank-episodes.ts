@@ -3,7 +3,7 @@ import { episodeInTemporal } from './memory-filter';
 import type { ModelVector } from './model-vector';
 import { episodeProvenance, type Provenance } from './provenance';
 import { rankRecords } from './rank-documents';
-import { DEFAULT_RANKING_CONFIG, type RankingConfig } from './ranking-config';
+import type { RankingConfig } from './ranking-config';
 import { inScope, requireScope, type RecallScope } from './recall-scope';
 import type { RankedHit } from './rrf';
 import type { ScoreComponents } from './score-components';
@@ -36,10 +36,7 @@ export interface RankEpisodesInput {
  * 1.0, neutral use, recency from their end), scoped and optionally limited in time. Feeds
  * GetEpisodeSequence (relevance) and Recall.
  */
-export function rankEpisodes(
-  input: RankEpisodesInput,
-  config: RankingConfig = DEFAULT_RANKING_CONFIG,
-): RankedEpisode[] {
+export function rankEpisodes(input: RankEpisodesInput, config: RankingConfig): RankedEpisode[] {
   const scope = requireScope(input.scope);
   const { episodes, scope: _scope, temporal, ...tier } = input;
   const inTime = (episode: Episode) => !temporal || episodeInTemporal(episode, temporal);

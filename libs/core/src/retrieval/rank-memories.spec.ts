@@ -1,3 +1,4 @@
+import { DEFAULT_RANKING_CONFIG } from './ranking-config';
 import { describe, expect, it } from 'vitest';
 import { modelVector } from './model-vector';
 import { rankByPriors, rankMemories, type RankMemoriesInput } from './rank-memories';
@@ -37,8 +38,14 @@ const TWIN_HITS = {
 
 describe('rankMemories', () => {
   it('should let the phase table decide between otherwise equal memories', () => {
-    const implement = rankMemories(input({ ...TWIN_HITS, memories: TWINS, phase: 'implement' }));
-    const explore = rankMemories(input({ ...TWIN_HITS, memories: TWINS, phase: 'explore' }));
+    const implement = rankMemories(
+      input({ ...TWIN_HITS, memories: TWINS, phase: 'implement' }),
+      DEFAULT_RANKING_CONFIG,
+    );
+    const explore = rankMemories(
+      input({ ...TWIN_HITS, memories: TWINS, phase: 'explore' }),
+      DEFAULT_RANKING_CONFIG,
+    );
     expect(implement.map((r) => r.memory.memoryId)).toEqual(['a-gotcha', 'b-decision']); // 1.5 vs 0.7
     expect(explore.map((r) => r.memory.memoryId)).toEqual(['b-decision', 'a-gotcha']); // 1.4 vs 0.8
     // the phase weight is damped (weight^0.25, issue #23): it decides between equals only
@@ -78,6 +85,7 @@ describe('rankMemories', () => {
         bm25: [{ id: 'm1', score: 9 }],
         knn: [{ id: 'm2' }, { id: 'm1' }],
       }),
+      DEFAULT_RANKING_CONFIG,
     );
     // final = relevance · (0.9 + 0.1·prior) · weight^0.25, prior = (0.25·recency + 0.15·use) / 0.4,
     // recency from createdAt, use = confidence; the access counts are reported, never ranked.
@@ -125,6 +133,7 @@ describe('rankMemories', () => {
         query: null,
         knn: null,
       }),
+      DEFAULT_RANKING_CONFIG,
     );
     const staleResult = ranked.find((r) => r.memory.memoryId === 'stale');
     expect(staleResult).toMatchObject({
@@ -144,6 +153,7 @@ describe('rankMemories', () => {
         memories: [memory({ memoryId: 'stale', staleAt: NOW }), memory({ memoryId: 'ok' })],
         bm25: [{ id: 'stale' }, { id: 'ok' }],
       }),
+      DEFAULT_RANKING_CONFIG,
     );
     expect(ranked.map((r) => r.memory.memoryId)).toEqual(['ok']);
   });
@@ -162,6 +172,7 @@ describe('rankMemories', () => {
         memories,
         bm25: memories.map((m) => ({ id: m.memoryId })),
       }),
+      DEFAULT_RANKING_CONFIG,
     );
     expect(ranked.map((r) => r.memory.memoryId)).toEqual(['ok']);
   });
@@ -177,6 +188,7 @@ describe('rankMemories', () => {
         memories,
         bm25: [{ id: 'filtered' }, { id: 'kept' }],
       }),
+      DEFAULT_RANKING_CONFIG,
     );
     // reported (never ranked since issue #23: the use prior is the confidence, 0.8 here)
     expect(kept.score).toMatchObject({ accessCount: 4, maxAccessCount: 4, frequency: 0.8 });
@@ -195,6 +207,7 @@ describe('rankMemories', () => {
         hydeIds: new Set(['b']),
         limit: 2,
       }),
+      DEFAULT_RANKING_CONFIG,
     );
     expect(ranked.map((r) => [r.memory.memoryId, r.score.hyde])).toEqual([
       ['a', false],
@@ -203,12 +216,12 @@ describe('rankMemories', () => {
   });
 
   it('should require tenant and project', () => {
-    expect(() => rankMemories(input({ filter: { tenantId: '', projectId: 'p' } }))).toThrow(
-      InvalidRecallRequestError,
-    );
-    expect(() => rankMemories(input({ filter: { tenantId: 't', projectId: '  ' } }))).toThrow(
-      'projectId: is required',
-    );
+    expect(() =>
+      rankMemories(input({ filter: { tenantId: '', projectId: 'p' } }), DEFAULT_RANKING_CONFIG),
+    ).toThrow(InvalidRecallRequestError);
+    expect(() =>
+      rankMemories(input({ filter: { tenantId: 't', projectId: '  ' } }), DEFAULT_RANKING_CONFIG),
+    ).toThrow('projectId: is required');
   });
 
   it('should be deterministic whatever the input order', () => {
@@ -218,9 +231,13 @@ describe('rankMemories', () => {
       memory({ memoryId: 'z' }),
     ];
     const hits = memories.map((m) => ({ id: m.memoryId }));
-    const forward = rankMemories(input({ memories, bm25: hits, knn: [...hits].reverse() }));
+    const forward = rankMemories(
+      input({ memories, bm25: hits, knn: [...hits].reverse() }),
+      DEFAULT_RANKING_CONFIG,
+    );
     const backward = rankMemories(
       input({ memories: [...memories].reverse(), bm25: hits, knn: [...hits].reverse() }),
+      DEFAULT_RANKING_CONFIG,
     );
     expect(backward).toEqual(forward);
     // x (#1, #3) and z (#3, #1) tie at 1/21 + 1/23 = 0.0910973, just above y (#2, #2) at 2/22 =

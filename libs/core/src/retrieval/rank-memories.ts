@@ -4,7 +4,7 @@ import { memoryFilterRejection, validateMemoryFilter, type MemoryFilter } from '
 import { storedVector, type ModelVector } from './model-vector';
 import { memoryProvenance, type Provenance } from './provenance';
 import { byScore, rankDocuments } from './rank-documents';
-import { DEFAULT_RANKING_CONFIG, type RankingConfig } from './ranking-config';
+import type { RankingConfig } from './ranking-config';
 import type { RankedHit } from './rrf';
 import type { ScoreComponents } from './score-components';
 import { memorySubject } from './scoring-subjects';
@@ -41,10 +41,7 @@ export interface RankMemoriesInput {
  * Explicit memory search (Recall on the memories tier): validate the scope, keep the candidates
  * that pass the filter, rank them (rankDocuments) and present them (stale penalty and prefix).
  */
-export function rankMemories(
-  input: RankMemoriesInput,
-  config: RankingConfig = DEFAULT_RANKING_CONFIG,
-): RankedMemory[] {
+export function rankMemories(input: RankMemoriesInput, config: RankingConfig): RankedMemory[] {
   const filter = validateMemoryFilter(input.filter);
   const byId = new Map(input.memories.map((memory) => [memory.memoryId, memory]));
   const eligible = (id: string): Memory | undefined => {
@@ -88,10 +85,7 @@ export interface RankByPriorsInput {
  * matches, so its own confidence stands in for relevance; recency, frequency, phase and stale
  * weighting are as in a search. Callers filter first.
  */
-export function rankByPriors(
-  input: RankByPriorsInput,
-  config: RankingConfig = DEFAULT_RANKING_CONFIG,
-): RankedMemory[] {
+export function rankByPriors(input: RankByPriorsInput, config: RankingConfig): RankedMemory[] {
   const subjects = input.memories.map(memorySubject);
   const max = maxAccessCount(subjects);
   const context = {

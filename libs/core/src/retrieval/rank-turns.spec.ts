@@ -1,3 +1,4 @@
+import { DEFAULT_RANKING_CONFIG } from './ranking-config';
 import { describe, expect, it } from 'vitest';
 import { modelVector } from './model-vector';
 import { rankTurns, turnProvenance, type Turn } from './rank-turns';
@@ -28,19 +29,22 @@ function turn(overrides: Partial<Turn> & { eventId: string }): Turn {
 
 describe('rankTurns', () => {
   it('should score turns like episodes: recency from when typed, neutral use, weight 1 (by hand)', () => {
-    const [top, second] = rankTurns({
-      scope: SCOPE,
-      phase: 'implement',
-      now: NOW,
-      bm25: [{ id: 't1' }],
-      knn: [{ id: 't2' }, { id: 't1' }],
-      query: modelVector(MODEL, [1, 0]),
-      turns: [turn({ eventId: 't1', timestamp: NOW - 30 * DAY }), turn({ eventId: 't2' })],
-      vectors: new Map([
-        ['t1', modelVector(MODEL, [1, 0])],
-        ['t2', modelVector(MODEL, [0, 1])],
-      ]),
-    });
+    const [top, second] = rankTurns(
+      {
+        scope: SCOPE,
+        phase: 'implement',
+        now: NOW,
+        bm25: [{ id: 't1' }],
+        knn: [{ id: 't2' }, { id: 't1' }],
+        query: modelVector(MODEL, [1, 0]),
+        turns: [turn({ eventId: 't1', timestamp: NOW - 30 * DAY }), turn({ eventId: 't2' })],
+        vectors: new Map([
+          ['t1', modelVector(MODEL, [1, 0])],
+          ['t2', modelVector(MODEL, [0, 1])],
+        ]),
+      },
+      DEFAULT_RANKING_CONFIG,
+    );
     expect(top.turn.eventId).toBe('t1');
     // relevance · (0.9 + 0.1·prior), prior = (0.25·recency + 0.15·0.5) / 0.4: raw history has no
     // evidence of use either way (0.5)
@@ -55,57 +59,66 @@ describe('rankTurns', () => {
   });
 
   it('should drop other scopes, agent prompts and turns outside the time range', () => {
-    const ranked = rankTurns({
-      scope: SCOPE,
-      phase: 'explore',
-      now: NOW,
-      bm25: ['in', 'foreign', 'agent', 'old'].map((id) => ({ id })),
-      knn: null,
-      query: null,
-      turns: [
-        turn({ eventId: 'in' }),
-        turn({ eventId: 'foreign', tenantId: 'tenant-b' }),
-        turn({ eventId: 'agent', source: 'agent' }),
-        turn({ eventId: 'old', timestamp: NOW - 5 * DAY }),
-      ],
-      vectors: new Map(),
-      temporal: { kind: 'range', fromMs: NOW - DAY, toMs: NOW },
-    });
+    const ranked = rankTurns(
+      {
+        scope: SCOPE,
+        phase: 'explore',
+        now: NOW,
+        bm25: ['in', 'foreign', 'agent', 'old'].map((id) => ({ id })),
+        knn: null,
+        query: null,
+        turns: [
+          turn({ eventId: 'in' }),
+          turn({ eventId: 'foreign', tenantId: 'tenant-b' }),
+          turn({ eventId: 'agent', source: 'agent' }),
+          turn({ eventId: 'old', timestamp: NOW - 5 * DAY }),
+        ],
+        vectors: new Map(),
+        temporal: { kind: 'range', fromMs: NOW - DAY, toMs: NOW },
+      },
+      DEFAULT_RANKING_CONFIG,
+    );
     expect(ranked.map((r) => r.turn.eventId)).toEqual(['in']);
   });
 
   it('should keep only turns of the given sessions and honour the limit', () => {
-    const ranked = rankTurns({
-      scope: SCOPE,
-      phase: 'explore',
-      now: NOW,
-      bm25: [{ id: 'a' }, { id: 'b' }, { id: 'c' }],
-      knn: null,
-      query: null,
-      turns: [
-        turn({ eventId: 'a', sessionId: 's1' }),
-        turn({ eventId: 'b', sessionId: 's2' }),
-        turn({ eventId: 'c', sessionId: 's1' }),
-      ],
-      vectors: new Map(),
-      temporal: { kind: 'sessions', sessionIds: ['s1'] },
-      limit: 1,
-    });
+    const ranked = rankTurns(
+      {
+        scope: SCOPE,
+        phase: 'explore',
+        now: NOW,
+        bm25: [{ id: 'a' }, { id: 'b' }, { id: 'c' }],
+        knn: null,
+        query: null,
+        turns: [
+          turn({ eventId: 'a', sessionId: 's1' }),
+          turn({ eventId: 'b', sessionId: 's2' }),
+          turn({ eventId: 'c', sessionId: 's1' }),
+        ],
+        vectors: new Map(),
+        temporal: { kind: 'sessions', sessionIds: ['s1'] },
+        limit: 1,
+      },
+      DEFAULT_RANKING_CONFIG,
+    );
     expect(ranked.map((r) => r.turn.eventId)).toEqual(['a']);
   });
 
   it('should refuse an unscoped recall', () => {
     expect(() =>
-      rankTurns({
-        scope: { tenantId: 'tenant-a', projectId: ' ' },
-        phase: 'explore',
-        now: NOW,
-        bm25: [],
-        knn: null,
-        query: null,
-        turns: [],
-        vectors: new Map(),
-      }),
+      rankTurns(
+        {
+          scope: { tenantId: 'tenant-a', projectId: ' ' },
+          phase: 'explore',
+          now: NOW,
+          bm25: [],
+          knn: null,
+          query: null,
+          turns: [],
+          vectors: new Map(),
+        },
+        DEFAULT_RANKING_CONFIG,
+      ),
     ).toThrow(/projectId/);
   });
 });

@@ -4,7 +4,7 @@ import { inRange, inSessions, type TemporalConstraint } from './temporal';
 import type { ModelVector } from './model-vector';
 import type { Provenance } from './provenance';
 import { rankRecords } from './rank-documents';
-import { DEFAULT_RANKING_CONFIG, type RankingConfig } from './ranking-config';
+import type { RankingConfig } from './ranking-config';
 import { inScope, requireScope, type RecallScope } from './recall-scope';
 import type { RankedHit } from './rrf';
 import type { ScoreComponents } from './score-components';
@@ -76,10 +76,7 @@ export function turnInTemporal(turn: Turn, constraint: TemporalConstraint): bool
  * Recall on the turns tier (full-history recall, the "reflect" use): the same fusion and priors
  * as the other tiers, scoped, only user prompts, optionally limited in time.
  */
-export function rankTurns(
-  input: RankTurnsInput,
-  config: RankingConfig = DEFAULT_RANKING_CONFIG,
-): RankedTurn[] {
+export function rankTurns(input: RankTurnsInput, config: RankingConfig): RankedTurn[] {
   const scope = requireScope(input.scope);
   const { turns, scope: _scope, temporal, ...tier } = input;
   const inTime = (turn: Turn) => !temporal || turnInTemporal(turn, temporal);

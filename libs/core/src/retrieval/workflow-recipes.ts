@@ -1,5 +1,5 @@
 import type { MemoryFilter } from './memory-filter';
-import { DEFAULT_RANKING_CONFIG, type RankingConfig } from './ranking-config';
+import type { RankingConfig } from './ranking-config';
 import { rankMemories, type RankedMemory, type RankMemoriesInput } from './rank-memories';
 import { requireScope, type RecallScope } from './recall-scope';
 
@@ -21,7 +21,7 @@ export interface MatchRecipesInput extends Omit<RankMemoriesInput, 'filter' | 'l
 
 export function matchWorkflowRecipes(
   input: MatchRecipesInput,
-  config: RankingConfig = DEFAULT_RANKING_CONFIG,
+  config: RankingConfig,
 ): RankedMemory[] {
   const { scope, limit, ...search } = input;
   return rankMemories(

@@ -1,5 +1,8 @@
 import { InvalidEventError } from '../errors/engram-error';
-import { DEFAULT_SEGMENTER_SETTINGS, type SegmenterSettings } from './segmenter-settings';
+import type { SegmenterSettings } from './segmenter-settings';
+
+/** The segmenter settings the content checks read (the segmenter's, downstream stages too). */
+export type PromptLimits = Pick<SegmenterSettings, 'maxPromptChars'>;
 
 /** What the content checks of a prompt read. */
 export interface CheckedPrompt {
@@ -18,7 +21,7 @@ export interface CheckedPrompt {
  */
 export function promptContentProblem(
   prompt: Pick<CheckedPrompt, 'promptId' | 'text'>,
-  settings: Pick<SegmenterSettings, 'maxPromptChars'> = DEFAULT_SEGMENTER_SETTINGS,
+  settings: Pick<SegmenterSettings, 'maxPromptChars'>,
 ): string | null {
   if (prompt.text.length > settings.maxPromptChars) {
     return `prompt text is ${prompt.text.length} characters, over the limit of ${settings.maxPromptChars}`;
@@ -32,7 +35,7 @@ export function promptContentProblem(
 /** promptContentProblem as the segmenter applies it: throws InvalidEventError (→ its DLQ). */
 export function checkPromptContent(
   prompt: CheckedPrompt,
-  settings: Pick<SegmenterSettings, 'maxPromptChars'> = DEFAULT_SEGMENTER_SETTINGS,
+  settings: Pick<SegmenterSettings, 'maxPromptChars'>,
 ): void {
   const problem = promptContentProblem(prompt, settings);
   if (problem !== null) {

@@ -1,3 +1,5 @@
+import { MisconfigurationError } from '../errors/engram-error';
+
 /** How a prompt is compared with its episode (SPEC §4.2). */
 export type SegmentationMode = 'keyword' | 'hybrid';
 
@@ -90,8 +92,64 @@ export const DEFAULT_SEGMENTER_SETTINGS: Readonly<SegmenterSettings> = Object.fr
   maxPromptChars: 100_000,
 });
 
+/** The defaults with overrides, validated (validateSegmenterSettings). */
 export function segmenterSettings(overrides: Partial<SegmenterSettings> = {}): SegmenterSettings {
-  return { ...DEFAULT_SEGMENTER_SETTINGS, ...overrides };
+  const settings = { ...DEFAULT_SEGMENTER_SETTINGS, ...overrides };
+  validateSegmenterSettings(settings);
+  return settings;
+}
+
+/** Throws MisconfigurationError naming the first key that cannot work. */
+export function validateSegmenterSettings(settings: SegmenterSettings): void {
+  if (settings.mode !== 'keyword' && settings.mode !== 'hybrid') {
+    fail('mode', `must be keyword or hybrid, got ${String(settings.mode)}`);
+  }
+  const rule = settings.hybridRule;
+  if (rule !== undefined && rule !== 'blend' && rule !== 'learned') {
+    fail('hybridRule', `must be blend or learned, got ${String(rule)}`);
+  }
+  for (const key of [
+    'boundaryThreshold',
+    'maxGapRaise',
+    'hybridEmbeddingWeight',
+    'hybridThreshold',
+    'chainMinSimilarity',
+  ] as const) {
+    const value = settings[key];
+    if (!Number.isFinite(value) || value < 0 || value > 1) {
+      fail(key, `must be within [0, 1], got ${value}`);
+    }
+  }
+  for (const key of ['tersePromptWords', 'minIntentKeywords', 'hybridWindow'] as const) {
+    count(key, settings[key], 0);
+  }
+  for (const key of ['maxUserPrompts', 'maxPromptChars'] as const) count(key, settings[key], 1);
+  for (const key of ['gapSaturationMs', 'maxEpisodeMs', 'chainWindowMs'] as const) {
+    positive(key, settings[key]);
+  }
+  positive('inactivityTimeoutMinutes', settings.inactivityTimeoutMinutes);
+  for (const [scope, table] of [
+    ['inactivityTimeoutByChannel', settings.inactivityTimeoutByChannel],
+    ['inactivityTimeoutByTenant', settings.inactivityTimeoutByTenant],
+  ] as const) {
+    for (const [name, minutes] of Object.entries(table)) positive(`${scope}.${name}`, minutes);
+  }
+}
+
+function fail(key: string, problem: string): never {
+  throw new MisconfigurationError(`segmenter settings ${key}: ${problem}`, { key });
+}
+
+function count(key: string, value: number, min: number): void {
+  if (!Number.isInteger(value) || value < min) {
+    fail(key, `must be an integer >= ${min}, got ${value}`);
+  }
+}
+
+function positive(key: string, value: number): void {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) {
+    fail(key, `must be > 0, got ${value}`);
+  }
 }
 
 /** The inactivity timeout for a channel of a tenant: channel override, tenant override, default. */
