@@ -27,7 +27,7 @@ export const REVIEW_EXIT_CODES: Readonly<Record<ReviewErrorCode, number>> = {
   timeout: 5,
 };
 
-/** What the command needs of either mode: the embedded desk or the distiller's review API. */
+/** What the command needs: the desk on the embedded log, or a review API (either mode's). */
 export interface ReviewBackend {
   /** Tenants with proposals (embedded), to default --tenant; empty when the server decides. */
   tenants(): Promise<string[]>;
@@ -192,7 +192,10 @@ export function embeddedReviewBackend(
   };
 }
 
-/** Distributed: the distiller's review API (engram.review.v1) over gRPC. */
+/**
+ * The review API (engram.review.v1) over gRPC: the distiller's in distributed mode, or the one
+ * `engram start` serves in embedded mode (both on ENGRAM_REVIEW_GRPC_URL).
+ */
 export function grpcReviewBackend(url: string, token?: string): ReviewBackend {
   const client = new ReviewGrpcClient(url, { ...(token !== undefined && { token }) });
   const scope = (tenantId: string, projectId?: string | null) => ({
@@ -238,6 +241,7 @@ function statusOption(value: string): StatusFilter {
 interface CommonOptions extends ReviewRunOptions {
   dataDir: string;
   distributed?: boolean;
+  grpc?: string;
   url?: string;
   token?: string;
   waitSeconds?: string;
@@ -250,26 +254,36 @@ function withCommonOptions(command: Command): Command {
     .option('--json', 'print one JSON object')
     .option('--data-dir <dir>', 'embedded mode: the data directory', DEFAULT_DATA_DIR)
     .option('--wait-seconds <n>', 'embedded mode: how long to wait for the running distiller', '30')
-    .option('--distributed', "use the distiller's review API (gRPC) instead")
+    .option(
+      '--grpc <host:port>',
+      'use the review API (gRPC) at this address, which `engram start` serves in either mode',
+    )
+    .option(
+      '--distributed',
+      'use the review API (gRPC) at --url or ENGRAM_REVIEW_GRPC_URL (either mode serves it)',
+    )
     .option(
       '--url <host:port>',
-      'distributed mode: the review API (default ENGRAM_REVIEW_GRPC_URL)',
+      'with --distributed: the review API (default ENGRAM_REVIEW_GRPC_URL)',
     )
     .option(
       '--token <token>',
-      'distributed mode: a bearer token mapped to tenants (default ENGRAM_GRPC_TOKEN; deciding needs an admin token)',
+      'with --grpc/--distributed: a bearer token mapped to tenants (default ENGRAM_GRPC_TOKEN; deciding needs an admin token)',
     );
 }
 
+/** Where the gRPC client goes: --grpc, else --url, else ENGRAM_REVIEW_GRPC_URL. */
+function reviewUrlOf(options: Pick<CommonOptions, 'grpc' | 'url'>): string {
+  return options.grpc ?? options.url ?? loadConfig().distiller.reviewGrpcUrl;
+}
+
 async function execute(action: ReviewAction, options: CommonOptions): Promise<void> {
-  const backend = options.distributed
-    ? grpcReviewBackend(
-        options.url ?? loadConfig().distiller.reviewGrpcUrl,
-        options.token ?? loadConfig().recall.token,
-      )
-    : embeddedReviewBackend(options.dataDir, {
-        timeoutMs: Number(options.waitSeconds ?? 30) * 1000,
-      });
+  const backend =
+    options.grpc !== undefined || options.distributed
+      ? grpcReviewBackend(reviewUrlOf(options), options.token ?? loadConfig().recall.token)
+      : embeddedReviewBackend(options.dataDir, {
+          timeoutMs: Number(options.waitSeconds ?? 30) * 1000,
+        });
   try {
     const run = await runReview(backend, action, options);
     if (run.stdout !== '') console.log(run.stdout);

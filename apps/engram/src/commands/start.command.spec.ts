@@ -32,6 +32,16 @@ describe('engram start without authentication', () => {
     expect(existsSync(dataDir)).toBe(false);
   });
 
+  it('should refuse a non-loopback review API address in embedded mode too (issue #18)', async () => {
+    vi.stubEnv('ENGRAM_REVIEW_GRPC_URL', '0.0.0.0:50998');
+    resetConfigForTests();
+    const dataDir = join(root, 'open-review');
+    await expect(start('--data-dir', dataDir)).rejects.toThrow(
+      /engram.review.v1 will not listen on 0.0.0.0:50998 without authentication/,
+    );
+    expect(existsSync(dataDir)).toBe(false);
+  });
+
   it('should refuse a non-loopback address in distributed mode, before checking the servers', async () => {
     vi.stubEnv('ENGRAM_RECALL_GRPC_URL', '10.0.0.7:50051');
     await expect(start('--distributed')).rejects.toThrow(/will not listen on 10.0.0.7:50051/);

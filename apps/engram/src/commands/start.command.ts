@@ -21,8 +21,8 @@ import { DEFAULT_DATA_DIR } from './replay.command';
  * `engram start`: Engram's services in this process until SIGINT/SIGTERM (graceful: the batch in
  * flight commits or aborts, nothing acknowledged is lost). Embedded by default — the SQLite log in
  * `--data-dir`, no servers; `--distributed` runs them against Kafka, the Schema Registry,
- * Elasticsearch and Neo4j. Both run the segmenter, observer, distiller and retrieval indexer;
- * distributed mode also serves the gRPC recall API (embedded: `engram recall` reads the store).
+ * Elasticsearch and Neo4j. Both run the segmenter, observer, distiller and retrieval indexer,
+ * and serve the gRPC recall API and the review API (engram.review.v1, ENGRAM_REVIEW_GRPC_URL).
  */
 export function registerStartCommand(program: Command): void {
   program
@@ -56,8 +56,14 @@ async function startEmbedded(config: EngramConfig, dataDir: string, grpcUrl: str
   // Before anything starts: a bad tokens file, or an open server on the network, stops here.
   const tokens = grpcTokensOf(config);
   assertServable(grpcUrl, tokens, 'engram.recall.v1');
+  const reviewUrl = config.distiller.reviewGrpcUrl;
+  assertServable(reviewUrl, tokens, 'engram.review.v1');
   ensurePrivateDir(dataDir);
-  const services = await startEmbeddedServices({ config, dataDir });
+  const services = await startEmbeddedServices({
+    config,
+    dataDir,
+    review: { url: reviewUrl, tokens },
+  });
   let grpc: EmbeddedGrpc;
   try {
     grpc = await serveEmbeddedGrpc(config, dataDir, services, grpcUrl, tokens);
@@ -68,9 +74,9 @@ async function startEmbedded(config: EngramConfig, dataDir: string, grpcUrl: str
     return;
   }
   new Logger('engram').log(
-    `running embedded (${dataDir}): ${services.running.join(', ')} and the gRPC recall API ` +
-      `(${grpc.url}). Feed it with \`engram replay --file …\`, ask with \`engram recall\`; ` +
-      'Ctrl-C stops it.',
+    `running embedded (${dataDir}): ${services.running.join(', ')}, the gRPC recall API ` +
+      `(${grpc.url}) and review API (${reviewUrl}). Feed it with \`engram replay --file …\`, ` +
+      'ask with `engram recall`, review with `engram review`; Ctrl-C stops it.',
   );
   const stop = async () => {
     await grpc.stop();
