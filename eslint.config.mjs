@@ -11,6 +11,7 @@ export default tseslint.config(
       'node_modules/**',
       'coverage/**',
       '.cache/**',
+      'libs/grpc/src/generated/**', // npm run proto:types
       '**/*.mjs',
       '**/*.mts',
       'bin/**',

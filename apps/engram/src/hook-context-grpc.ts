@@ -1,18 +1,13 @@
 import { PROTO_LOADER_OPTIONS, recallProtoPath } from '@engram/contracts';
-import type { Client, Metadata, ServiceError } from '@grpc/grpc-js';
-import type {
-  buildContextResponse,
-  BuildContextRequestMessage,
-  injectForFileResponse,
-  InjectForFileRequestMessage,
-} from '@engram/app-retrieval';
+import type { recallv1 } from '@engram/grpc';
+import type { Metadata, requestCallback } from '@grpc/grpc-js';
 
 // `engram hook --distributed`'s memory source (issue #7, docs/claude-code-hooks.md): BuildContext
 // and InjectForFile of the recall gRPC API (schemas/proto/engram/recall/v1/recall.proto) that
 // `engram start --distributed` serves. Loaded by a dynamic import, only in distributed mode and
 // only when a hook asks for context: @grpc/grpc-js, @grpc/proto-loader and the proto cost tens
-// of milliseconds that no other hook should pay. The request and answer shapes are the server's
-// own (recall-rpcs-proto.ts, type-only: nothing of the retrieval app is loaded here).
+// of milliseconds that no other hook should pay. The request and answer types are generated from
+// the proto (`recallv1`, type-only: nothing of the retrieval app or libs/grpc is loaded here).
 
 /** The hook's scope and what it asks about (the same inputs the embedded stack takes). */
 export interface RecallContextScope {
@@ -24,10 +19,10 @@ export interface RecallContextScope {
 export interface RecallContextClient {
   buildContext(
     input: RecallContextScope & { query: string },
-  ): Promise<Pick<ReturnType<typeof buildContextResponse>, 'rendered'>>;
+  ): Promise<Pick<recallv1.BuildContextResponse__Output, 'rendered'>>;
   injectForFile(
     input: RecallContextScope & { filePath: string; toolName: string },
-  ): Promise<Pick<ReturnType<typeof injectForFileResponse>, 'rendered'>>;
+  ): Promise<Pick<recallv1.InjectForFileResponse__Output, 'rendered'>>;
   close(): void;
 }
 
@@ -38,18 +33,6 @@ export interface RecallContextClientOptions {
   token?: string;
   /** Epoch ms: every call's gRPC deadline (the hook's context budget). */
   deadline: number;
-}
-
-type Unary<Req, Res> = (
-  request: Req,
-  metadata: Metadata,
-  options: { deadline: number },
-  callback: (error: ServiceError | null, response: Res) => void,
-) => void;
-
-interface RecallStub extends Client {
-  BuildContext: Unary<BuildContextRequestMessage, { rendered?: string }>;
-  InjectForFile: Unary<InjectForFileRequestMessage, { rendered?: string }>;
 }
 
 /**
@@ -65,46 +48,48 @@ export async function openRecallContextClient(
     import('@grpc/proto-loader'),
   ]);
   const definition = loadSync(recallProtoPath(), { ...PROTO_LOADER_OPTIONS });
-  const loaded = grpc.loadPackageDefinition(definition) as unknown as {
-    engram: {
-      recall: {
-        v1: { Recall: new (url: string, credentials: unknown, options?: object) => RecallStub };
-      };
-    };
-  };
+  const loaded = grpc.loadPackageDefinition(definition) as unknown as recallv1.ProtoGrpcType;
   const stub = new loaded.engram.recall.v1.Recall(options.url, grpc.credentials.createInsecure());
+  const callOptions = { deadline: options.deadline };
 
-  function call<Req, Res extends { rendered?: string }>(
-    rpc: Unary<Req, Res>,
+  function call(
     name: string,
-    request: Req,
+    rpc: (
+      metadata: Metadata,
+      done: requestCallback<Pick<recallv1.BuildContextResponse__Output, 'rendered'>>,
+    ) => void,
   ): Promise<{ rendered: string }> {
     const metadata = new grpc.Metadata();
     if (options.token) metadata.set('authorization', `Bearer ${options.token}`);
     return new Promise((resolve, reject) => {
-      rpc.call(stub, request, metadata, { deadline: options.deadline }, (error, response) => {
+      rpc(metadata, (error, response) => {
         if (error) {
           const code = grpc.status[error.code] ?? String(error.code);
           reject(new Error(`${name} at ${options.url}: ${code} ${error.details || error.message}`));
-        } else resolve({ rendered: response.rendered ?? '' });
+        } else resolve({ rendered: response?.rendered ?? '' });
       });
     });
   }
 
   return {
     buildContext: ({ tenantId, projectId, sessionId, query }) =>
-      call(stub.BuildContext, 'BuildContext', {
-        scope: { tenantId, projectId },
-        sessionId,
-        query,
-      }),
+      call('BuildContext', (metadata, done) =>
+        stub.BuildContext(
+          { scope: { tenantId, projectId }, sessionId, query },
+          metadata,
+          callOptions,
+          done,
+        ),
+      ),
     injectForFile: ({ tenantId, projectId, sessionId, filePath, toolName }) =>
-      call(stub.InjectForFile, 'InjectForFile', {
-        scope: { tenantId, projectId },
-        sessionId,
-        filePath,
-        toolName,
-      }),
+      call('InjectForFile', (metadata, done) =>
+        stub.InjectForFile(
+          { scope: { tenantId, projectId }, sessionId, filePath, toolName },
+          metadata,
+          callOptions,
+          done,
+        ),
+      ),
     close: () => stub.close(),
   };
 }

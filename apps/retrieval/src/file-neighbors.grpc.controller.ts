@@ -11,7 +11,7 @@ import {
 import { Controller, Inject } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import { ImpactService, type ImpactAnswer } from './impact.service';
-import { requestTenant } from '@engram/grpc';
+import { requestTenant, type recallv1 } from '@engram/grpc';
 import { toRpcException } from './recall-errors';
 import { TENANT_TOKENS } from './recall.grpc.controller';
 import { scoredMemoryMessage } from './recall-rpcs-proto';
@@ -19,23 +19,18 @@ import { scoredMemoryMessage } from './recall-rpcs-proto';
 /** DI token of the observer graph's neighbours reader (Neo4j distributed, SQLite embedded). */
 export const CO_ACCESS_READER = Symbol('CO_ACCESS_READER');
 
-export interface GetFileNeighborsRequestMessage {
-  scope?: { tenantId?: string; projectId?: string };
-  filePath?: string;
-  k?: number;
-}
-
-export interface AnalyzeImpactRequestMessage {
-  scope?: { tenantId?: string; projectId?: string };
-  filePath?: string;
-  maxDepth?: number;
-}
-
 const DEFAULT_K = 5;
 const MAX_K = 100;
 
-/** The request checked and normalised; errors name the field as recall.proto does. */
-export function fileNeighborsQuery(request: GetFileNeighborsRequestMessage, tenantId: string) {
+/**
+ * The request checked and normalised; errors name the field as recall.proto does. AnalyzeImpact
+ * asks about a file the same way, without `k`.
+ */
+export function fileNeighborsQuery(
+  request: Pick<recallv1.GetFileNeighborsRequest__Output, 'scope' | 'filePath'> &
+    Partial<Pick<recallv1.GetFileNeighborsRequest__Output, 'k'>>,
+  tenantId: string,
+) {
   if (tenantId === '') throw new InvalidRecallRequestError('scope.tenantId', 'is required');
   const projectId = request.scope?.projectId?.trim() ?? '';
   if (projectId === '') throw new InvalidRecallRequestError('scope.projectId', 'is required');
@@ -54,7 +49,7 @@ export function fileNeighborsQuery(request: GetFileNeighborsRequestMessage, tena
   return { tenantId, projectId, path, k: k === 0 ? DEFAULT_K : k };
 }
 
-function neighbourMessage(n: RankedFileNeighbour) {
+function neighbourMessage(n: RankedFileNeighbour): recallv1.FileNeighbor__Output {
   return {
     path: n.file,
     weight: n.weight,
@@ -68,7 +63,7 @@ function neighbourMessage(n: RankedFileNeighbour) {
   };
 }
 
-export function impactResponse(answer: ImpactAnswer) {
+export function impactResponse(answer: ImpactAnswer): recallv1.AnalyzeImpactResponse__Output {
   return {
     filePath: answer.filePath,
     directDependents: answer.direct,
@@ -94,7 +89,10 @@ export class FileNeighborsGrpcController {
   ) {}
 
   @GrpcMethod('Recall', 'AnalyzeImpact')
-  async analyzeImpact(request: AnalyzeImpactRequestMessage, metadata: Metadata) {
+  async analyzeImpact(
+    request: recallv1.AnalyzeImpactRequest__Output,
+    metadata: Metadata,
+  ): Promise<recallv1.AnalyzeImpactResponse> {
     try {
       const tenant = requestTenant(this.tokens, metadata, request.scope);
       const { tenantId, projectId, path } = fileNeighborsQuery(request, tenant);
@@ -106,7 +104,10 @@ export class FileNeighborsGrpcController {
   }
 
   @GrpcMethod('Recall', 'GetFileNeighbors')
-  async getFileNeighbors(request: GetFileNeighborsRequestMessage, metadata: Metadata) {
+  async getFileNeighbors(
+    request: recallv1.GetFileNeighborsRequest__Output,
+    metadata: Metadata,
+  ): Promise<recallv1.GetFileNeighborsResponse> {
     try {
       const tenant = requestTenant(this.tokens, metadata, request.scope);
       const query = fileNeighborsQuery(request, tenant);

@@ -4,12 +4,6 @@
 // app never import them (that would be a cycle).
 export { recallGrpcClient } from './recall-grpc-client';
 export { episodeItem, memoryItem, scoreMessage, turnItem } from './recall-proto';
-export {
-  buildContextResponse,
-  injectForFileResponse,
-  type BuildContextRequestMessage,
-  type InjectForFileRequestMessage,
-} from './recall-rpcs-proto';
 export { hydeClientOf, type RecallStack } from './recall-stack';
 export { RecallServerModule } from './recall.module';
 export {

@@ -5,6 +5,7 @@ import {
   TenantAccessError,
 } from '@engram/core';
 import { describe, expect, it } from 'vitest';
+import { recallRequestAsGiven } from '../../../libs/grpc/src/testing/received-message';
 import { grpcStatusOf } from './recall-errors';
 import {
   grpcFieldName,
@@ -29,7 +30,7 @@ describe('recall.proto mapping', () => {
   it('should turn a request message into core input, with the resolved tenant', () => {
     expect(
       recallInputFromMessage(
-        {
+        recallRequestAsGiven('Recall', {
           scope: { tenantId: 'ignored', projectId: 'api' },
           query: 'q',
           phase: 'UNIVERSAL_PHASE_REFINE',
@@ -41,7 +42,7 @@ describe('recall.proto mapping', () => {
           temporal: 'aroundEvent',
           aroundEvent: { timeMs: 100, windowMs: 10 },
           excludeStale: true,
-        },
+        }),
         'acme',
       ),
     ).toEqual({
@@ -58,12 +59,14 @@ describe('recall.proto mapping', () => {
       sessionId: 's1',
       track: true,
     });
-    expect(recallInputFromMessage({}, '')).toMatchObject({ projectId: '', temporal: null });
-    expect(recallInputFromMessage({ noTrack: true }, 't').track).toBe(false);
-    expect(
-      recallInputFromMessage({ temporal: 'recentSessions', recentSessions: { n: 2 } }, 't')
-        .temporal,
-    ).toEqual({ mode: 'recent_sessions', n: 2 });
+    const given = (request: Parameters<typeof recallRequestAsGiven<'Recall'>>[1]) =>
+      recallRequestAsGiven('Recall', request);
+    expect(recallInputFromMessage(given({}), '')).toMatchObject({ projectId: '', temporal: null });
+    expect(recallInputFromMessage(given({ noTrack: true }), 't').track).toBe(false);
+    expect(recallInputFromMessage(given({ recentSessions: { n: 2 } }), 't').temporal).toEqual({
+      mode: 'recent_sessions',
+      n: 2,
+    });
   });
 
   it('should name fields as recall.proto does', () => {

@@ -7,38 +7,20 @@ import type {
   ScoreComponents,
   TemporalMode,
 } from '@engram/core';
+import type { recallv1 } from '@engram/grpc';
 import type { RecallAnswer, RecallHit } from './recall.service';
 
 // recall.proto (engram.recall.v1) ⇄ the core's types. Messages are what @grpc/proto-loader gives
 // and takes with RECALL_PROTO_LOADER_OPTIONS: camelCase fields, enums as names, int64 as numbers
 // (epoch millis fit a double exactly), defaults filled in, oneofs named by a virtual field.
+// Their types are generated from the proto (`recallv1`, npm run proto:types): a request is the
+// `__Output` a handler is given; an answer is built complete, in the same `__Output` shape (every
+// field set, enums by name), so a field the proto adds or renames is a type error here until it
+// is mapped.
 
 export const RECALL_PROTO_PACKAGE = 'engram.recall.v1';
 
 export const RECALL_PROTO_LOADER_OPTIONS = PROTO_LOADER_OPTIONS;
-
-export interface ScopeMessage {
-  tenantId?: string;
-  projectId?: string;
-}
-
-export interface RecallRequestMessage {
-  scope?: ScopeMessage | null;
-  query?: string;
-  phase?: string | number;
-  k?: number;
-  tier?: string | number;
-  memoryTypes?: string[];
-  relatedFiles?: string[];
-  sessionId?: string;
-  temporal?: 'recentSessions' | 'timeWindow' | 'aroundEvent' | null;
-  recentSessions?: { n?: number } | null;
-  timeWindow?: { fromMs?: number; toMs?: number } | null;
-  aroundEvent?: { timeMs?: number; windowMs?: number } | null;
-  excludeStale?: boolean;
-  allowHyde?: boolean;
-  noTrack?: boolean;
-}
 
 const PHASE_PREFIX = 'UNIVERSAL_PHASE_';
 const TIER_PREFIX = 'TIER_';
@@ -58,11 +40,12 @@ export function tierFromEnum(value: string | number | undefined): string {
   return name.startsWith(TIER_PREFIX) ? name.slice(TIER_PREFIX.length).toLowerCase() : name;
 }
 
-export function tierToEnum(tier: RecallTier): string {
-  return `${TIER_PREFIX}${tier.toUpperCase()}`;
+export function tierToEnum(tier: RecallTier): recallv1.Tier__Output {
+  // Every tier of the core must name a value of the proto's enum.
+  return `${TIER_PREFIX}${tier.toUpperCase()}` as `TIER_${Uppercase<RecallTier>}`;
 }
 
-function temporalFromMessage(message: RecallRequestMessage): TemporalMode | null {
+function temporalFromMessage(message: recallv1.RecallRequest__Output): TemporalMode | null {
   switch (message.temporal) {
     case 'recentSessions':
       return { mode: 'recent_sessions', n: message.recentSessions?.n ?? 0 };
@@ -78,7 +61,6 @@ function temporalFromMessage(message: RecallRequestMessage): TemporalMode | null
         timeMs: message.aroundEvent?.timeMs ?? 0,
         windowMs: message.aroundEvent?.windowMs ?? 0,
       };
-    case null:
     case undefined:
       return null;
   }
@@ -86,7 +68,7 @@ function temporalFromMessage(message: RecallRequestMessage): TemporalMode | null
 
 /** The request in the core's terms; `tenantId` is the one the caller's token resolved to. */
 export function recallInputFromMessage(
-  message: RecallRequestMessage,
+  message: recallv1.RecallRequest__Output,
   tenantId: string,
 ): RecallRequestInput {
   return {
@@ -118,7 +100,7 @@ export function grpcFieldName(field: string): string {
   return GRPC_FIELD_NAMES[field] ?? field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 }
 
-export function scoreMessage(score: ScoreComponents) {
+export function scoreMessage(score: ScoreComponents): recallv1.ScoreComponents__Output {
   return {
     bm25: score.bm25,
     bm25Rank: score.bm25Rank,
@@ -137,7 +119,7 @@ export function scoreMessage(score: ScoreComponents) {
   };
 }
 
-export function provenanceMessage(provenance: Provenance) {
+export function provenanceMessage(provenance: Provenance): recallv1.Provenance__Output {
   return {
     ...provenance,
     memoryId: provenance.memoryId ?? '',
@@ -145,7 +127,7 @@ export function provenanceMessage(provenance: Provenance) {
   };
 }
 
-export function memoryItem(ranked: RankedMemory) {
+export function memoryItem(ranked: RankedMemory): recallv1.MemoryItem__Output {
   const { memory } = ranked;
   return {
     memoryId: memory.memoryId,
@@ -169,7 +151,7 @@ export function memoryItem(ranked: RankedMemory) {
   };
 }
 
-export function episodeItem(episode: Episode) {
+export function episodeItem(episode: Episode): recallv1.EpisodeItem__Output {
   return {
     episodeId: episode.episodeId,
     sessionId: episode.sessionId,
@@ -192,7 +174,7 @@ export function episodeItem(episode: Episode) {
   };
 }
 
-export function turnItem(turn: PromptSubmitted, provenance: Provenance) {
+export function turnItem(turn: PromptSubmitted, provenance: Provenance): recallv1.TurnItem__Output {
   return {
     eventId: turn.eventId,
     sessionId: turn.sessionId,
@@ -204,7 +186,9 @@ export function turnItem(turn: PromptSubmitted, provenance: Provenance) {
   };
 }
 
-function itemOf(hit: RecallHit) {
+function itemOf(
+  hit: RecallHit,
+): Pick<recallv1.RecallResult__Output, 'memory' | 'episode' | 'turn'> {
   switch (hit.tier) {
     case 'memories':
       return { memory: memoryItem(hit.memory) };
@@ -215,7 +199,7 @@ function itemOf(hit: RecallHit) {
   }
 }
 
-export function recallResponseMessage(answer: RecallAnswer) {
+export function recallResponseMessage(answer: RecallAnswer): recallv1.RecallResponse__Output {
   return {
     results: answer.results.map((hit) => ({
       tier: tierToEnum(hit.tier),

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { recallRequestAsGiven as given } from '../../../libs/grpc/src/testing/received-message';
 import {
   buildContextInput,
   buildContextResponse,
@@ -12,11 +13,11 @@ describe('recall rpcs ⇄ proto messages', () => {
   it('should take the tenant from the token and leave unset numbers and enums to the defaults', () => {
     expect(
       injectForFileInput(
-        {
+        given('InjectForFile', {
           scope: { tenantId: 'ignored', projectId: 'p' },
           filePath: 'a.ts',
           phase: 'UNIVERSAL_PHASE_UNSPECIFIED',
-        },
+        }),
         'acme',
       ),
     ).toEqual({
@@ -29,7 +30,10 @@ describe('recall rpcs ⇄ proto messages', () => {
       sessionId: '',
     });
     expect(
-      buildContextInput({ sessionId: 's', phase: 'UNIVERSAL_PHASE_VALIDATE' }, 'acme'),
+      buildContextInput(
+        given('BuildContext', { sessionId: 's', phase: 'UNIVERSAL_PHASE_VALIDATE' }),
+        'acme',
+      ),
     ).toEqual({
       tenantId: 'acme',
       projectId: '',
@@ -38,11 +42,13 @@ describe('recall rpcs ⇄ proto messages', () => {
       phase: 'validate',
       tokenBudget: 0,
     });
-    expect(episodeSequenceInput({ topic: 't' }, 'acme')).toMatchObject({
+    expect(episodeSequenceInput(given('ReplayTopic', { topic: 't' }), 'acme')).toMatchObject({
       limit: 0,
       minRelevance: 0,
     });
-    expect(rememberInput({ text: 'x', relatedFiles: ['a'] }, 'acme')).toMatchObject({
+    expect(
+      rememberInput(given('Remember', { text: 'x', relatedFiles: ['a'] }), 'acme'),
+    ).toMatchObject({
       tenantId: 'acme',
       agentId: '',
       userId: '',

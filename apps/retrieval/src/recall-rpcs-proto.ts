@@ -4,6 +4,7 @@ import type {
   InjectionSelection,
   RankedMemory,
 } from '@engram/core';
+import type { recallv1 } from '@engram/grpc';
 import type { BuildContextInput, InjectForFileInput, WorkflowRecipeInput } from './context.service';
 import type {
   EpisodeChainAnswer,
@@ -16,59 +17,19 @@ import {
   phaseFromEnum,
   provenanceMessage,
   scoreMessage,
-  type ScopeMessage,
 } from './recall-proto';
 
 // recall.proto's rpcs beside Recall ⇄ the services' inputs and answers (same loader options as
-// recall-proto.ts: camelCase fields, enums as names, int64 as numbers, defaults filled in).
+// recall-proto.ts: camelCase fields, enums as names, int64 as numbers, defaults filled in). The
+// messages' types are generated from the proto (`recallv1`); requests are what a handler is given
+// (`__Output`), answers are built complete in the same shape.
 
-export interface InjectForFileRequestMessage {
-  scope?: ScopeMessage | null;
-  sessionId?: string;
-  filePath?: string;
-  toolName?: string;
-  phase?: string | number;
-  limit?: number;
-}
-
-export interface BuildContextRequestMessage {
-  scope?: ScopeMessage | null;
-  sessionId?: string;
-  query?: string;
-  phase?: string | number;
-  tokenBudget?: number;
-}
-
-export interface GetWorkflowRecipeRequestMessage {
-  scope?: ScopeMessage | null;
-  taskDescription?: string;
-  limit?: number;
-}
-
-export interface GetEpisodeSequenceRequestMessage {
-  scope?: ScopeMessage | null;
-  topic?: string;
-  limit?: number;
-  minRelevance?: number;
-}
-
-export interface ReplayTopicRequestMessage {
-  scope?: ScopeMessage | null;
-  topic?: string;
-  limit?: number;
-}
-
-export interface GetEpisodeChainRequestMessage {
-  scope?: ScopeMessage | null;
-  episodeId?: string;
-}
-
-function scoped(scope: ScopeMessage | null | undefined, tenantId: string) {
+function scoped(scope: recallv1.Scope__Output | null | undefined, tenantId: string) {
   return { tenantId, projectId: scope?.projectId ?? '' };
 }
 
 export function injectForFileInput(
-  message: InjectForFileRequestMessage,
+  message: recallv1.InjectForFileRequest__Output,
   tenantId: string,
 ): InjectForFileInput {
   return {
@@ -82,7 +43,7 @@ export function injectForFileInput(
 }
 
 export function buildContextInput(
-  message: BuildContextRequestMessage,
+  message: recallv1.BuildContextRequest__Output,
   tenantId: string,
 ): BuildContextInput {
   return {
@@ -95,7 +56,7 @@ export function buildContextInput(
 }
 
 export function workflowRecipeInput(
-  message: GetWorkflowRecipeRequestMessage,
+  message: recallv1.GetWorkflowRecipeRequest__Output,
   tenantId: string,
 ): WorkflowRecipeInput {
   return {
@@ -106,7 +67,9 @@ export function workflowRecipeInput(
 }
 
 export function episodeSequenceInput(
-  message: GetEpisodeSequenceRequestMessage & ReplayTopicRequestMessage,
+  // ReplayTopic asks the same without a minimum relevance (0: the default).
+  message: recallv1.ReplayTopicRequest__Output &
+    Partial<Pick<recallv1.GetEpisodeSequenceRequest__Output, 'minRelevance'>>,
   tenantId: string,
 ): EpisodeSequenceInput {
   return {
@@ -117,11 +80,14 @@ export function episodeSequenceInput(
   };
 }
 
-export function episodeChainInput(message: GetEpisodeChainRequestMessage, tenantId: string) {
+export function episodeChainInput(
+  message: recallv1.GetEpisodeChainRequest__Output,
+  tenantId: string,
+) {
   return { ...scoped(message.scope, tenantId), episodeId: message.episodeId ?? '' };
 }
 
-export function scoredMemoryMessage(ranked: RankedMemory) {
+export function scoredMemoryMessage(ranked: RankedMemory): recallv1.ScoredMemory__Output {
   return {
     memory: memoryItem(ranked),
     scores: scoreMessage(ranked.score),
@@ -129,15 +95,20 @@ export function scoredMemoryMessage(ranked: RankedMemory) {
   };
 }
 
-export function injectForFileResponse(selection: InjectionSelection) {
+export function injectForFileResponse(
+  selection: InjectionSelection,
+): recallv1.InjectForFileResponse__Output {
   return { memories: selection.memories.map(scoredMemoryMessage), rendered: selection.rendered };
 }
 
-export function contextItemKindToEnum(kind: ContextItemKind): string {
-  return `CONTEXT_ITEM_KIND_${kind.toUpperCase()}`;
+export function contextItemKindToEnum(kind: ContextItemKind): recallv1.ContextItemKind__Output {
+  // Every kind of the core must name a value of the proto's enum.
+  return `CONTEXT_ITEM_KIND_${kind.toUpperCase()}` as `CONTEXT_ITEM_KIND_${Uppercase<ContextItemKind>}`;
 }
 
-export function buildContextResponse(context: AssembledContext) {
+export function buildContextResponse(
+  context: AssembledContext,
+): recallv1.BuildContextResponse__Output {
   return {
     items: context.items.map((item) => ({
       citationId: item.citationId,
@@ -154,7 +125,7 @@ export function buildContextResponse(context: AssembledContext) {
   };
 }
 
-export function workflowRecipeMessage(ranked: RankedMemory) {
+export function workflowRecipeMessage(ranked: RankedMemory): recallv1.WorkflowRecipe__Output {
   const recipe = ranked.memory.workflowRecipe;
   return {
     ...scoredMemoryMessage(ranked),
@@ -172,7 +143,7 @@ export function workflowRecipeMessage(ranked: RankedMemory) {
   };
 }
 
-export function scoredEpisodeMessage(hit: ScoredEpisodeHit) {
+export function scoredEpisodeMessage(hit: ScoredEpisodeHit): recallv1.ScoredEpisode__Output {
   return {
     episode: episodeItem(hit.episode),
     scores: hit.score ? scoreMessage(hit.score) : null,
@@ -180,7 +151,9 @@ export function scoredEpisodeMessage(hit: ScoredEpisodeHit) {
   };
 }
 
-export function episodeChainResponse(answer: EpisodeChainAnswer) {
+export function episodeChainResponse(
+  answer: EpisodeChainAnswer,
+): recallv1.GetEpisodeChainResponse__Output {
   return {
     episodes: answer.episodes.map(scoredEpisodeMessage),
     cycleDetected: answer.cycleDetected,

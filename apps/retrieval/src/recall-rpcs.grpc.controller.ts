@@ -16,21 +16,15 @@ import {
   scoredEpisodeMessage,
   workflowRecipeInput,
   workflowRecipeMessage,
-  type BuildContextRequestMessage,
-  type GetEpisodeChainRequestMessage,
-  type GetEpisodeSequenceRequestMessage,
-  type GetWorkflowRecipeRequestMessage,
-  type InjectForFileRequestMessage,
-  type ReplayTopicRequestMessage,
 } from './recall-rpcs-proto';
-import { requestTenant } from '@engram/grpc';
+import { requestTenant, type recallv1 } from '@engram/grpc';
 import { TENANT_TOKENS } from './recall.grpc.controller';
 
 /**
  * One unary handler: the tenant from the token (refused before any work), the service call, the
  * answer as a message; any error as its gRPC status (INVALID_ARGUMENT names the field).
  */
-async function handle<R extends { scope?: { tenantId?: string } | null }, A>(
+async function handle<R extends { scope: recallv1.Scope__Output | null }, A>(
   tokens: TenantTokens | null,
   request: R,
   metadata: Metadata,
@@ -52,21 +46,30 @@ export class ContextGrpcController {
   ) {}
 
   @GrpcMethod('Recall', 'InjectForFile')
-  injectForFile(request: InjectForFileRequestMessage, metadata: Metadata) {
+  injectForFile(
+    request: recallv1.InjectForFileRequest__Output,
+    metadata: Metadata,
+  ): Promise<recallv1.InjectForFileResponse> {
     return handle(this.tokens, request, metadata, async (tenant) =>
       injectForFileResponse(await this.context.injectForFile(injectForFileInput(request, tenant))),
     );
   }
 
   @GrpcMethod('Recall', 'BuildContext')
-  buildContext(request: BuildContextRequestMessage, metadata: Metadata) {
+  buildContext(
+    request: recallv1.BuildContextRequest__Output,
+    metadata: Metadata,
+  ): Promise<recallv1.BuildContextResponse> {
     return handle(this.tokens, request, metadata, async (tenant) =>
       buildContextResponse(await this.context.buildContext(buildContextInput(request, tenant))),
     );
   }
 
   @GrpcMethod('Recall', 'GetWorkflowRecipe')
-  getWorkflowRecipe(request: GetWorkflowRecipeRequestMessage, metadata: Metadata) {
+  getWorkflowRecipe(
+    request: recallv1.GetWorkflowRecipeRequest__Output,
+    metadata: Metadata,
+  ): Promise<recallv1.GetWorkflowRecipeResponse> {
     return handle(this.tokens, request, metadata, async (tenant) => {
       const recipes = await this.context.workflowRecipes(workflowRecipeInput(request, tenant));
       return { recipes: recipes.map(workflowRecipeMessage) };
@@ -83,7 +86,10 @@ export class EpisodeHistoryGrpcController {
   ) {}
 
   @GrpcMethod('Recall', 'GetEpisodeSequence')
-  getEpisodeSequence(request: GetEpisodeSequenceRequestMessage, metadata: Metadata) {
+  getEpisodeSequence(
+    request: recallv1.GetEpisodeSequenceRequest__Output,
+    metadata: Metadata,
+  ): Promise<recallv1.GetEpisodeSequenceResponse> {
     return handle(this.tokens, request, metadata, async (tenant) => {
       const episodes = await this.history.sequence(episodeSequenceInput(request, tenant));
       return { episodes: episodes.map(scoredEpisodeMessage) };
@@ -91,14 +97,20 @@ export class EpisodeHistoryGrpcController {
   }
 
   @GrpcMethod('Recall', 'GetEpisodeChain')
-  getEpisodeChain(request: GetEpisodeChainRequestMessage, metadata: Metadata) {
+  getEpisodeChain(
+    request: recallv1.GetEpisodeChainRequest__Output,
+    metadata: Metadata,
+  ): Promise<recallv1.GetEpisodeChainResponse> {
     return handle(this.tokens, request, metadata, async (tenant) =>
       episodeChainResponse(await this.history.chain(episodeChainInput(request, tenant))),
     );
   }
 
   @GrpcMethod('Recall', 'ReplayTopic')
-  replayTopic(request: ReplayTopicRequestMessage, metadata: Metadata) {
+  replayTopic(
+    request: recallv1.ReplayTopicRequest__Output,
+    metadata: Metadata,
+  ): Promise<recallv1.ReplayTopicResponse> {
     return handle(this.tokens, request, metadata, async (tenant) => {
       const replay = await this.history.replay(episodeSequenceInput(request, tenant));
       return { episodes: replay.episodes.map(scoredEpisodeMessage), rendered: replay.rendered };

@@ -2,13 +2,9 @@ import type { Metadata } from '@grpc/grpc-js';
 import type { TenantTokens } from '@engram/core';
 import { Controller, Inject } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
-import { requestTenant } from '@engram/grpc';
+import { requestTenant, type recallv1 } from '@engram/grpc';
 import { toRpcException } from './recall-errors';
-import {
-  recallInputFromMessage,
-  recallResponseMessage,
-  type RecallRequestMessage,
-} from './recall-proto';
+import { recallInputFromMessage, recallResponseMessage } from './recall-proto';
 import { RecallService } from './recall.service';
 
 /** DI token of the bearer-token → tenants map (null: requests name their tenant themselves). */
@@ -23,7 +19,10 @@ export class RecallGrpcController {
   ) {}
 
   @GrpcMethod('Recall', 'Recall')
-  async recall(request: RecallRequestMessage, metadata: Metadata) {
+  async recall(
+    request: recallv1.RecallRequest__Output,
+    metadata: Metadata,
+  ): Promise<recallv1.RecallResponse> {
     try {
       const tenant = requestTenant(this.tokens, metadata, request.scope);
       const answer = await this.service.recall(recallInputFromMessage(request, tenant));

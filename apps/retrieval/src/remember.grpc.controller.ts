@@ -4,23 +4,12 @@ import { Controller, Inject } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import { FeedbackService } from './feedback.service';
 import { toRpcException } from './recall-errors';
-import { requestTenant } from '@engram/grpc';
+import { requestTenant, type recallv1 } from '@engram/grpc';
 import { TENANT_TOKENS } from './recall.grpc.controller';
 import { RememberService } from './remember.service';
-import type { ScopeMessage } from './recall-proto';
-
-export interface RememberRequestMessage {
-  scope?: ScopeMessage | null;
-  sessionId?: string;
-  agentId?: string;
-  userId?: string;
-  text?: string;
-  type?: string;
-  relatedFiles?: string[];
-}
 
 /** The request in the service's terms; the tenant is the one the caller's token resolved to. */
-export function rememberInput(message: RememberRequestMessage, tenantId: string) {
+export function rememberInput(message: recallv1.RememberRequest__Output, tenantId: string) {
   return {
     tenantId,
     projectId: message.scope?.projectId ?? '',
@@ -42,7 +31,10 @@ export class RememberGrpcController {
   ) {}
 
   @GrpcMethod('Recall', 'Remember')
-  async remember(request: RememberRequestMessage, metadata: Metadata) {
+  async remember(
+    request: recallv1.RememberRequest__Output,
+    metadata: Metadata,
+  ): Promise<recallv1.RememberResponse__Output> {
     try {
       // A person's memory (userVerified at once) needs an admin token; an agent's note a write one.
       const needs = rememberNeeds(request);
@@ -54,16 +46,6 @@ export class RememberGrpcController {
   }
 }
 
-export interface FeedbackRequestMessage {
-  scope?: ScopeMessage | null;
-  memoryId?: string;
-  action?: string | number;
-  reason?: string | number;
-  correctedContent?: string;
-  duplicateOfMemoryId?: string;
-  userId?: string;
-}
-
 /** `FEEDBACK_ACTION_FLAG_WRONG` → `flag_wrong`; unspecified → '' (the core says it is required). */
 function enumName(value: string | number | undefined, prefix: string): string {
   const name = String(value ?? '');
@@ -71,7 +53,7 @@ function enumName(value: string | number | undefined, prefix: string): string {
   return name.startsWith(prefix) ? name.slice(prefix.length).toLowerCase() : name;
 }
 
-export function feedbackInput(message: FeedbackRequestMessage, tenantId: string) {
+export function feedbackInput(message: recallv1.FeedbackRequest__Output, tenantId: string) {
   return {
     tenantId,
     projectId: message.scope?.projectId ?? '',
@@ -93,7 +75,10 @@ export class FeedbackGrpcController {
   ) {}
 
   @GrpcMethod('Recall', 'Feedback')
-  async feedback(request: FeedbackRequestMessage, metadata: Metadata) {
+  async feedback(
+    request: recallv1.FeedbackRequest__Output,
+    metadata: Metadata,
+  ): Promise<recallv1.FeedbackResponse__Output> {
     try {
       const input = feedbackInput(request, '');
       const needs = feedbackNeeds(input);

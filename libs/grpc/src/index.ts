@@ -2,3 +2,4 @@
 // reflection services, and per-call tenant resolution from the request metadata.
 export * from './grpc-health';
 export * from './grpc-tenancy';
+export type * from './proto-types';

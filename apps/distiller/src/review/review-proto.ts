@@ -1,9 +1,12 @@
 import type { Proposal } from '@engram/contracts';
 import { PROTO_LOADER_OPTIONS } from '@engram/contracts';
+import type { reviewv1 } from '@engram/grpc';
 
 // The TypeScript side of schemas/proto/engram/review/v1/review.proto, as @grpc/proto-loader reads
 // it with REVIEW_PROTO_LOADER_OPTIONS: camelCase fields, int64 as numbers (epoch millis fit a
-// double exactly), defaults filled in.
+// double exactly), defaults filled in. The messages' types are generated from the proto
+// (`reviewv1`, npm run proto:types): a handler is given `X__Output`, and answers are built in
+// that complete shape, so a field the proto adds or renames is a type error until it is mapped.
 
 export const REVIEW_PROTO_PACKAGE = 'engram.review.v1';
 
@@ -11,53 +14,8 @@ export const REVIEW_PROTO_LOADER_OPTIONS = PROTO_LOADER_OPTIONS;
 
 export { reviewProtoPath } from '@engram/contracts';
 
-export interface ScopeMessage {
-  tenantId?: string;
-  projectId?: string;
-}
-
-export interface ProposalMessage {
-  proposalId: string;
-  tenantId: string;
-  projectId: string;
-  section: string;
-  title: string;
-  text: string;
-  status: string;
-  evidenceMemoryIds: string[];
-  evidenceEventIds: string[];
-  evidenceSessionIds: string[];
-  evidenceEpisodeIds: string[];
-  createdAt: number;
-  expiresAt: number;
-  decidedAt: number;
-  decidedBy: string;
-  promotedMemoryId: string;
-}
-
-export interface ListRequestMessage {
-  scope?: ScopeMessage;
-  status?: string;
-}
-
-export interface ApproveRequestMessage {
-  scope?: ScopeMessage;
-  proposalId?: string;
-  reviewer?: string;
-}
-
-export interface EditAndApproveRequestMessage extends ApproveRequestMessage {
-  text?: string;
-}
-
-export interface RejectRequestMessage extends ApproveRequestMessage {
-  reason?: string;
-}
-
-export interface DecisionResponseMessage {
-  proposal: ProposalMessage;
-  changed: boolean;
-}
+/** A proposal as the review API sends and its clients receive it. */
+export type ProposalMessage = reviewv1.Proposal__Output;
 
 /** A proposal record as the wire message (nulls become the proto3 defaults). */
 export function proposalMessage(proposal: Proposal): ProposalMessage {

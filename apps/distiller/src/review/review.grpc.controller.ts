@@ -3,21 +3,14 @@ import { status } from '@grpc/grpc-js';
 import { errorMessage, type TenantTokens } from '@engram/core';
 import { Controller, Inject, Logger } from '@nestjs/common';
 import { GrpcMethod, RpcException } from '@nestjs/microservices';
-import { requestTenant, tenantAccessStatus } from '@engram/grpc';
+import { requestTenant, tenantAccessStatus, type reviewv1 } from '@engram/grpc';
 import {
   ReviewDesk,
   ReviewRequestError,
   type DecisionRequest,
   type StatusFilter,
 } from './review-desk';
-import {
-  proposalMessage,
-  type ApproveRequestMessage,
-  type DecisionResponseMessage,
-  type EditAndApproveRequestMessage,
-  type ListRequestMessage,
-  type RejectRequestMessage,
-} from './review-proto';
+import { proposalMessage } from './review-proto';
 
 /** DI token of the bearer-token → tenants map (null: requests name their tenant themselves). */
 export const REVIEW_TENANT_TOKENS = Symbol('REVIEW_TENANT_TOKENS');
@@ -52,7 +45,10 @@ export class ReviewGrpcController {
   ) {}
 
   @GrpcMethod('Review', 'List')
-  async list(request: ListRequestMessage, metadata: Metadata) {
+  async list(
+    request: reviewv1.ListRequest__Output,
+    metadata: Metadata,
+  ): Promise<reviewv1.ListResponse__Output> {
     return this.answer(async () => {
       const proposals = await this.desk.list({
         tenantId: this.tenantOf(request, metadata),
@@ -64,25 +60,34 @@ export class ReviewGrpcController {
   }
 
   @GrpcMethod('Review', 'Approve')
-  approve(request: ApproveRequestMessage, metadata: Metadata) {
+  approve(
+    request: reviewv1.ApproveRequest__Output,
+    metadata: Metadata,
+  ): Promise<reviewv1.DecisionResponse__Output> {
     return this.decide(request, metadata, { action: 'approve' });
   }
 
   @GrpcMethod('Review', 'EditAndApprove')
-  editAndApprove(request: EditAndApproveRequestMessage, metadata: Metadata) {
+  editAndApprove(
+    request: reviewv1.EditAndApproveRequest__Output,
+    metadata: Metadata,
+  ): Promise<reviewv1.DecisionResponse__Output> {
     return this.decide(request, metadata, { action: 'edit-and-approve', text: request.text ?? '' });
   }
 
   @GrpcMethod('Review', 'Reject')
-  reject(request: RejectRequestMessage, metadata: Metadata) {
+  reject(
+    request: reviewv1.RejectRequest__Output,
+    metadata: Metadata,
+  ): Promise<reviewv1.DecisionResponse__Output> {
     return this.decide(request, metadata, { action: 'reject', reason: request.reason ?? null });
   }
 
   private decide(
-    request: ApproveRequestMessage,
+    request: reviewv1.ApproveRequest__Output,
     metadata: Metadata,
     decision: Pick<DecisionRequest, 'action' | 'text' | 'reason'>,
-  ): Promise<DecisionResponseMessage> {
+  ): Promise<reviewv1.DecisionResponse__Output> {
     return this.answer(async () => {
       // Deciding a proposal changes what every agent of the tenant is told: a person's call.
       const tenantId = requestTenant(this.tokens, metadata, request.scope, 'admin', 'a decision');
@@ -98,7 +103,7 @@ export class ReviewGrpcController {
     });
   }
 
-  private tenantOf(request: { scope?: { tenantId?: string } }, metadata: Metadata): string {
+  private tenantOf(request: reviewv1.ListRequest__Output, metadata: Metadata): string {
     return requestTenant(this.tokens, metadata, request.scope);
   }
 
