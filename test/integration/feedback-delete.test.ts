@@ -1,3 +1,4 @@
+import { DEFAULT_RANKING_CONFIG } from '@engram/core';
 import { OnnxMiniLmEmbedder, type Embedder } from '@engram/ai';
 import type { Memory, Typed } from '@engram/contracts';
 import { InvalidRecallRequestError, isLoggedTombstone, partitionOfKey } from '@engram/core';
@@ -90,6 +91,7 @@ describe('Feedback deletions on real Kafka, Schema Registry and Elasticsearch', 
       },
     );
     stack = createRecallStack({
+      ranking: DEFAULT_RANKING_CONFIG,
       client: es,
       indices,
       embedder,

@@ -1,3 +1,4 @@
+import { DEFAULT_RANKING_CONFIG } from '@engram/core';
 import { freePort } from '../support/free-port';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -57,6 +58,7 @@ describeRecallRpcs('Elasticsearch', async () => {
   const graphDir = await mkdtemp(join(tmpdir(), 'engram-rpcs-graph-'));
   const graph = await contractGraph(graphDir);
   const server = await startRecallServer({
+    ranking: DEFAULT_RANKING_CONFIG,
     neighbours: graph,
     publish: publishRecordsTo(events, topicPrefix),
     publishTombstones: publishTombstonesTo(events, topicPrefix),

@@ -130,6 +130,7 @@ export async function startEmbeddedServices(
     groupId: config.topicPrefix + DEFAULT_INDEXER_GROUP_ID,
     partitions: config.inputs.partitions,
     retry: config.retry,
+    ranking: config.ranking,
   });
   const stopServices = async () => {
     await retrieval.stop();

@@ -1,3 +1,4 @@
+import { DEFAULT_RANKING_CONFIG } from '@engram/core';
 import { resetConfigForTests } from '@engram/config';
 import { tenantTokens } from '@engram/core';
 import { BulkWriter } from '@engram/elasticsearch';
@@ -63,7 +64,11 @@ beforeAll(async () => {
     new BulkWriter(sqliteBulkSend(store)),
   );
   await indexRpcCorpus(indexer, rpcCorpus(Date.now()));
-  stack = createEmbeddedRecallStack({ store, embedder: LEXICAL_ONLY_EMBEDDER });
+  stack = createEmbeddedRecallStack({
+    ranking: DEFAULT_RANKING_CONFIG,
+    store,
+    embedder: LEXICAL_ONLY_EMBEDDER,
+  });
   ({ app, url } = await serveRecallGrpc(stack, {
     url: `127.0.0.1:${await freePort()}`,
     tokens: tenantTokens({ [TOKEN]: { tenants: [TENANT], role: 'read' } }),

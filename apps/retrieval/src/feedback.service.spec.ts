@@ -1,3 +1,4 @@
+import { DEFAULT_RANKING_CONFIG } from '@engram/core';
 // Feedback's deletions on the embedded stack, end to end: the SQLite event log, the embedded
 // retrieval indexer consuming memory.memories.v1 (tombstones included) into the SQLite store, and
 // the recall services on that store. DELETE and CORRECT-as-duplicate publish the memory's
@@ -91,6 +92,7 @@ describe('FeedbackService deletions on the embedded log and store', () => {
     log = SqliteEventLog.open({ dataDir: dir });
     events = new SqliteEventLogAdapter(log);
     retrieval = startEmbeddedRetrieval({
+      ranking: DEFAULT_RANKING_CONFIG,
       log,
       dataDir: dir,
       embedder: LEXICAL_ONLY_EMBEDDER,
@@ -98,6 +100,7 @@ describe('FeedbackService deletions on the embedded log and store', () => {
       retry: { initialMs: 10, maxMs: 50 },
     });
     stack = createEmbeddedRecallStack({
+      ranking: DEFAULT_RANKING_CONFIG,
       store: retrieval.store,
       embedder: LEXICAL_ONLY_EMBEDDER,
       publish: publishRecordsTo(events, ''),
@@ -182,6 +185,7 @@ describe('FeedbackService deletions on the embedded log and store', () => {
 
   it('should leave the store alone when the tombstone cannot be written (the log first)', async () => {
     const failing = createEmbeddedRecallStack({
+      ranking: DEFAULT_RANKING_CONFIG,
       store: retrieval.store,
       embedder: LEXICAL_ONLY_EMBEDDER,
       publish: publishRecordsTo(events, ''),
@@ -201,6 +205,7 @@ describe('FeedbackService deletions on the embedded log and store', () => {
 
   it('should refuse to delete, saying why, on a server without tombstones', async () => {
     const readOnly = createEmbeddedRecallStack({
+      ranking: DEFAULT_RANKING_CONFIG,
       store: retrieval.store,
       embedder: LEXICAL_ONLY_EMBEDDER,
       publish: publishRecordsTo(events, ''),
@@ -221,6 +226,7 @@ describe('FeedbackService deletions on the embedded log and store', () => {
     await feedback({ memoryId: 'm-mutex', action: 'delete' });
     await stopRetrieval();
     const rebuilt = startEmbeddedRetrieval({
+      ranking: DEFAULT_RANKING_CONFIG,
       log,
       dataDir: join(dir, 'rebuilt'),
       embedder: LEXICAL_ONLY_EMBEDDER,

@@ -1,3 +1,4 @@
+import { DEFAULT_RANKING_CONFIG } from '@engram/core';
 import { SqliteRetrievalStore } from '@engram/embedded';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,7 +21,11 @@ import {
 describe('gRPC health checking and server reflection on the recall server', () => {
   const dir = mkdtempSync(join(tmpdir(), 'engram-health-'));
   const store = SqliteRetrievalStore.open({ dataDir: dir });
-  const stack = createEmbeddedRecallStack({ store, embedder: contractEmbedder() });
+  const stack = createEmbeddedRecallStack({
+    ranking: DEFAULT_RANKING_CONFIG,
+    store,
+    embedder: contractEmbedder(),
+  });
   let server: Awaited<ReturnType<typeof serveRecallGrpc>>;
 
   beforeAll(async () => {
@@ -87,7 +92,11 @@ describe('a recall server on a port that is already taken', () => {
     await new Promise<void>((resolve) => holder.listen(port, '127.0.0.1', resolve));
     const dir = mkdtempSync(join(tmpdir(), 'engram-taken-'));
     const store = SqliteRetrievalStore.open({ dataDir: dir });
-    const stack = createEmbeddedRecallStack({ store, embedder: contractEmbedder() });
+    const stack = createEmbeddedRecallStack({
+      ranking: DEFAULT_RANKING_CONFIG,
+      store,
+      embedder: contractEmbedder(),
+    });
     try {
       await expect(
         serveRecallGrpc(stack, { url: `127.0.0.1:${port}`, logger: false }),

@@ -1,6 +1,6 @@
 import { OpenAiCompatibleChatClient, type Embedder, type LlmClient } from '@engram/ai';
 import type { Memory } from '@engram/contracts';
-import { DEFAULT_RANKING_CONFIG, type RankingConfig } from '@engram/core';
+import type { RankingConfig } from '@engram/core';
 import { AccessTracker } from './access-tracker';
 import { CachingEmbedder } from './caching-embedder';
 import { ContextService } from './context.service';
@@ -35,7 +35,7 @@ export interface RecallStack {
 export function recallStackOn(
   store: RecallStore,
   embedder: Embedder,
-  ranking: RankingConfig = DEFAULT_RANKING_CONFIG,
+  ranking: RankingConfig,
   writes: StackWrites = {},
   hyde: LlmClient | null = null,
 ): RecallStack {

@@ -54,7 +54,8 @@ export function createRecallStack(options: {
   client: Client;
   indices: ElasticsearchIndexNames;
   embedder: Embedder;
-  ranking?: RankingConfig;
+  /** EngramConfig.ranking (tests: DEFAULT_RANKING_CONFIG). */
+  ranking: RankingConfig;
   /** The event log Remember publishes to (absent: Remember answers FAILED_PRECONDITION). */
   publish?: PublishRecords | null;
   /** Feedback's tombstones (publishTombstonesTo); absent: deleting answers FAILED_PRECONDITION. */
@@ -172,7 +173,8 @@ export interface RecallServerOptions extends RecallGrpcServerOptions {
   embedder: Embedder;
   /** Prefix of the three index names (lowercased), as the indexer's. */
   indexPrefix?: string;
-  ranking?: RankingConfig;
+  /** EngramConfig.ranking (tests: DEFAULT_RANKING_CONFIG). */
+  ranking: RankingConfig;
   /** The event log Remember publishes to (absent: Remember answers FAILED_PRECONDITION). */
   publish?: PublishRecords | null;
   /** Feedback's tombstones (publishTombstonesTo); absent: deleting answers FAILED_PRECONDITION. */

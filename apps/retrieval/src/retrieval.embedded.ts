@@ -87,7 +87,8 @@ export function sqliteRecallStore(store: SqliteRetrievalStore): RecallStore {
 export function createEmbeddedRecallStack(options: {
   store: SqliteRetrievalStore;
   embedder: Embedder;
-  ranking?: RankingConfig;
+  /** EngramConfig.ranking (tests: DEFAULT_RANKING_CONFIG). */
+  ranking: RankingConfig;
   /** The event log Remember publishes to (absent: Remember answers FAILED_PRECONDITION). */
   publish?: PublishRecords | null;
   /** Feedback's tombstones (publishTombstonesTo); absent: deleting answers FAILED_PRECONDITION. */
@@ -384,6 +385,8 @@ export interface EmbeddedRetrievalOptions {
   groupId?: string;
   partitions?: number;
   retry?: BackoffOptions;
+  /** The recall stack's ranking: EngramConfig.ranking (tests: DEFAULT_RANKING_CONFIG). */
+  ranking: RankingConfig;
 }
 
 export interface EmbeddedRetrieval {
@@ -431,7 +434,11 @@ export function startEmbeddedRetrieval(options: EmbeddedRetrievalOptions): Embed
       false,
     );
   consumer.start();
-  const recall = createEmbeddedRecallStack({ store, embedder: options.embedder });
+  const recall = createEmbeddedRecallStack({
+    store,
+    embedder: options.embedder,
+    ranking: options.ranking,
+  });
   new Logger('Retrieval').log(
     `indexing ${Object.values(topics).join(', ')} into ${store.path} with ${
       embedder.dims > 0 ? embedder.id : 'no embedding model (BM25 only)'

@@ -1,3 +1,4 @@
+import { DEFAULT_RANKING_CONFIG } from '@engram/core';
 /**
  * Recall quality (issue #23): the LoCoMo-style dev set of recall/dataset.ts replayed into an
  * embedded data dir the way `engram replay --file F --wait --data-dir D` does (the same
@@ -161,7 +162,7 @@ export const runRecallQuality: QualityRunner = async (options: QualityOptions) =
 
   // engram recall --queries Q --json --no-track [--tier T]
   const store = SqliteRetrievalStore.open({ dataDir });
-  const stack = createEmbeddedRecallStack({ store, embedder });
+  const stack = createEmbeddedRecallStack({ ranking: DEFAULT_RANKING_CONFIG, store, embedder });
   const queries = set.questions
     .map((q) => JSON.stringify({ id: q.id, query: q.query, project: q.projectId, k: 10 }))
     .join('\n');

@@ -558,7 +558,11 @@ export async function embeddedHookMemory(dataDir: string): Promise<HookMemory | 
   const [{ SqliteRetrievalStore }, { createEmbeddedRecallStack, LEXICAL_ONLY_EMBEDDER }] =
     await Promise.all([import('@engram/embedded'), import('@engram/app-retrieval/embedded')]);
   const store = SqliteRetrievalStore.open({ dataDir });
-  const { context, access } = createEmbeddedRecallStack({ store, embedder: LEXICAL_ONLY_EMBEDDER });
+  const { context, access } = createEmbeddedRecallStack({
+    ranking: loadConfig().ranking,
+    store,
+    embedder: LEXICAL_ONLY_EMBEDDER,
+  });
   return hookMemoryOn({
     buildContext: (input) => context.buildContext(input),
     injectForFile: (input) => context.injectForFile(input),

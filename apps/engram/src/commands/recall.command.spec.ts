@@ -1,3 +1,4 @@
+import { DEFAULT_RANKING_CONFIG } from '@engram/core';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -188,7 +189,11 @@ describe('engram recall (embedded, end to end)', () => {
     }
     // A second reader of the data directory, as `engram recall` is beside `engram start`.
     store = SqliteRetrievalStore.open({ dataDir: dir });
-    stack = createEmbeddedRecallStack({ store, embedder: LEXICAL_ONLY_EMBEDDER });
+    stack = createEmbeddedRecallStack({
+      ranking: DEFAULT_RANKING_CONFIG,
+      store,
+      embedder: LEXICAL_ONLY_EMBEDDER,
+    });
     deps = embeddedRecallDeps(store, stack);
   });
 

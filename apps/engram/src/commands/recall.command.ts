@@ -348,6 +348,7 @@ async function recallEmbedded(options: RecallOptions): Promise<void> {
   const store = SqliteRetrievalStore.open({ dataDir: options.dataDir });
   const embedder = await embeddedEmbedder({ warn: (message) => console.error(message) });
   const stack = createEmbeddedRecallStack({
+    ranking: loadConfig().ranking,
     store,
     embedder,
     hyde: hydeClientOf(loadConfig().llm),
@@ -366,6 +367,7 @@ async function recallDistributed(options: RecallOptions): Promise<void> {
   const client = createElasticsearchClient(config.elasticsearch.url);
   const indices = retrievalIndexNames(config.topicPrefix);
   const stack = createRecallStack({
+    ranking: loadConfig().ranking,
     client,
     indices,
     embedder: await createEmbedder(),

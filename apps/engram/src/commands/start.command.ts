@@ -106,6 +106,7 @@ async function serveEmbeddedGrpc(
 ): Promise<EmbeddedGrpc> {
   const events = await embeddedHookPublisher(config, dataDir, REMEMBER_BUSY_TIMEOUT_MS);
   const stack = createEmbeddedRecallStack({
+    ranking: loadConfig().ranking,
     store: services.retrieval.store,
     embedder: services.retrieval.embedder,
     publish: events.publish,

@@ -1,3 +1,4 @@
+import { DEFAULT_RANKING_CONFIG } from '@engram/core';
 import { freePort } from '../../../../test/support/free-port';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -53,6 +54,7 @@ export async function startEmbeddedRpcServer(
   );
   await indexRpcCorpus(indexer, rpcCorpus(Date.now()));
   const stack = createEmbeddedRecallStack({
+    ranking: DEFAULT_RANKING_CONFIG,
     store,
     embedder,
     publish: publishRecordsTo(events, ''),
