@@ -256,6 +256,9 @@ describe('recall on real Elasticsearch (BM25 + kNN, fused and phase-weighted)', 
   const recall = (input: Partial<RecallRequestInput>) =>
     stack.service.recall({ tenantId: TENANT, projectId: PROJECT, ...input });
   const ids = (results: RecallHit[]) => results.map((hit) => hit.id);
+  /** The other members of a result's group ("tier id"), as its explanation names them. */
+  const groupedWith = (hit: RecallHit) =>
+    /; one source with (.+)$/.exec(hit.explanation)?.[1].split(', ') ?? [];
 
   async function vectorsFor<D extends SearchFields>(
     docs: { id: string; body: D }[],
@@ -356,6 +359,9 @@ describe('recall on real Elasticsearch (BM25 + kNN, fused and phase-weighted)', 
     expect(top.score.knnRank).toBe(1);
     expect(top.score.cosineStatus).toBe('computed');
     expect(top.score.knn).toBeGreaterThan(answer.results[1].score.knn);
+    // First on relevance, not lifted by the phase table: no query word to cover, yet the
+    // semantic reading (best cosine of all candidates) keeps it above a one-word lexical match.
+    expect(top.score.relevance).toBeGreaterThan(answer.results[1].score.relevance);
   });
 
   it('should never compare vectors of another model: such a document is found by BM25 only', async () => {
@@ -384,13 +390,19 @@ describe('recall on real Elasticsearch (BM25 + kNN, fused and phase-weighted)', 
     expect(hit(implement, 'm-refresh-decision').score.phaseWeight).toBe(0.7);
     expect(hit(define, 'm-refresh-gotcha').score.phaseWeight).toBe(0.8);
     expect(hit(define, 'm-refresh-decision').score.phaseWeight).toBe(1.3);
-    // Same documents, same base score: only the phase weight differs.
-    expect(hit(define, 'm-refresh-gotcha').score.base).toBeCloseTo(
-      hit(implement, 'm-refresh-gotcha').score.base,
-      2,
+    // Same documents, same base score: only the phase weight differs. While implementing, the
+    // gotcha is first although the decision is the more relevant (closer cosine): the phase table
+    // reorders such near-ties, through its damped factor (weight^0.25).
+    for (const id of ['m-refresh-gotcha', 'm-refresh-decision']) {
+      expect(hit(define, id).score.base).toBeCloseTo(hit(implement, id).score.base, 2);
+    }
+    expect(hit(implement, 'm-refresh-decision').score.relevance).toBeGreaterThan(
+      hit(implement, 'm-refresh-gotcha').score.relevance,
     );
-    expect(hit(implement, 'm-refresh-gotcha').explanation).toMatch(
-      /phase 1\.50 \(implement\/gotcha\)/,
+    expect(hit(implement, 'm-refresh-gotcha').score.phaseFactor).toBeCloseTo(1.5 ** 0.25, 10);
+    // The table's weight, 1.50 for implement/gotcha, is what the explanation says was applied.
+    expect(hit(implement, 'm-refresh-gotcha').explanation).toContain(
+      `phase ${(1.5 ** 0.25).toFixed(4)} (implement/gotcha 1.50, damped)`,
     );
   });
 
@@ -409,20 +421,40 @@ describe('recall on real Elasticsearch (BM25 + kNN, fused and phase-weighted)', 
 
   it('should search all tiers together, only user turns, stale memories penalised and prefixed', async () => {
     const all = await recall({ query: 'token refresh logout', k: 10 });
-    const tiers = new Set(all.results.map((r) => r.tier));
-    expect(tiers).toEqual(new Set(['memories', 'episodes', 'turns']));
-    expect(ids(all.results)).not.toContain('p-agent');
-    const episode = all.results.find((r) => r.id === 'e-auth')!;
-    expect(episode.provenance).toMatchObject({
+    // One result per source (recall-merge): the episode e-auth, its turns p-1 and p-2 and the
+    // gotcha distilled from them are one result, shown by the memory (the stated lesson) and
+    // ranked by its best member, the episode; the members are named in the explanation and their
+    // provenance is the result's. Every tier is reached in this one recall, as results or members.
+    const reached = all.results.flatMap((r) => [`${r.tier} ${r.id}`, ...groupedWith(r)]);
+    expect(new Set(reached.map((member) => member.split(' ')[0]))).toEqual(
+      new Set(['memories', 'episodes', 'turns']),
+    );
+    const [top] = all.results;
+    expect(top).toMatchObject({ tier: 'memories', id: 'm-refresh-gotcha' });
+    expect(top.explanation).toContain('from its best, episodes e-auth; shown:');
+    expect(groupedWith(top).sort()).toEqual(['episodes e-auth', 'turns p-1', 'turns p-2']);
+    expect(top.provenance).toMatchObject({
+      episodeIds: ['e-auth'],
+      promptIds: [1, 2, 3],
+      eventIds: ['p-1', 'p-2', 'p-3'],
+    });
+    expect(top.provenance.sessionIds).toContain('s-1');
+    // Agent prompts are not turns: never a result, a member or a group's evidence.
+    expect(reached.some((member) => member.endsWith(' p-agent'))).toBe(false);
+    expect(all.results.flatMap((r) => r.provenance.eventIds)).not.toContain('p-agent');
+    // The episode's and a turn's own provenance, each shown alone in its tier.
+    const episodes = await recall({ query: 'token refresh logout', tier: 'episodes', k: 10 });
+    expect(episodes.results.find((r) => r.id === 'e-auth')!.provenance).toMatchObject({
       sessionIds: ['s-1'],
       episodeIds: ['e-auth'],
       promptIds: [1, 2, 3],
       eventIds: ['p-1', 'p-2', 'p-3'],
     });
-    const turn = all.results.find((r) => r.id === 'p-1')!;
-    expect(turn.provenance).toMatchObject({
+    const turns = await recall({ query: 'token refresh logout', tier: 'turns', k: 10 });
+    expect(ids(turns.results)).not.toContain('p-agent');
+    expect(turns.results.find((r) => r.id === 'p-1')!.provenance).toMatchObject({
       sessionIds: ['s-1'],
-      episodeIds: ['e-auth'],
+      episodeIds: ['e-auth'], // from the episode lookup: a prompt is indexed before its episode
       promptIds: [1],
       eventIds: ['p-1'],
     });

@@ -16,6 +16,7 @@ import {
   resolveTemporalMode,
   shouldUseHyde,
   turnProvenance,
+  type CrossTierRelevance,
   type MemoryFilter,
   type ModelVector,
   type Provenance,
@@ -270,6 +271,7 @@ export class RecallService {
           : `group final ${group.finalScore.toFixed(4)} from its best, ${group.best.tier} ${group.best.id}; shown: `) +
         explainScore(group.score, this.config.hybrid, this.config.priors) +
         `; query-term coverage ${group.coverage.toFixed(4)}` +
+        crossTierNote(group.relevance) +
         (others.length > 0
           ? `; one source with ${others.map((m) => `${m.tier} ${m.id}`).join(', ')}`
           : '');
@@ -455,6 +457,18 @@ export class RecallService {
       }
     }
   }
+}
+
+/**
+ * Which reading gave the cross-tier relevance (recall-merge.ts crossTierRelevance): said only when
+ * the semantic one did, i.e. when the query-term coverage did not count.
+ */
+function crossTierNote(relevance: CrossTierRelevance): string {
+  if (relevance.semantic <= relevance.lexical) return '';
+  return (
+    `; relevance ${relevance.relevance.toFixed(4)} semantic (cosine rank #${relevance.cosineRank} ` +
+    `of all tiers), over lexical ${relevance.lexical.toFixed(4)}`
+  );
 }
 
 /** Which candidate lists a search asks for: BM25 with a text, kNN with a vector. */

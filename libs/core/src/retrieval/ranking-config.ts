@@ -106,7 +106,8 @@ export interface PriorsConfig {
  * Recall across tiers (recall-merge.ts): relevance is recomputed on one scale for every tier, the
  * per-tier rank fusion mixed with the query-term coverage of the document's own text (IDF over
  * the candidates of all tiers), which a tier's rank alone cannot give: the best of a weak tier
- * ranks first in it.
+ * ranks first in it. Coverage is lexical, 0 for a paraphrase: a document's semantic reading (its
+ * cosine and that cosine's rank among all candidates) is a floor coverage cannot pull it below.
  */
 export interface CrossTierConfig {
   /** Weight of the query-term coverage against the tier's fused rank (with or without kNN). */

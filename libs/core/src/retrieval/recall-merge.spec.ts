@@ -1,10 +1,15 @@
+import type { MemoryType } from '@engram/contracts';
 import { describe, expect, it } from 'vitest';
+import { fuseCandidates } from './fusion';
 import { NEUTRAL_USE, scoreSubject } from './hybrid-score';
+import { modelVector } from './model-vector';
 import type { Provenance } from './provenance';
 import { DEFAULT_RANKING_CONFIG as CONFIG } from './ranking-config';
 import { contentStems, mergeAcrossTiers, queryCoverage, type MergeableHit } from './recall-merge';
 import type { RecallTier } from './recall-request';
+import type { RankedHit } from './rrf';
 import { NOW } from './testing/fixtures';
+import type { UniversalPhase } from './universal-phase';
 
 interface Hit extends MergeableHit {
   text: string;
@@ -197,5 +202,167 @@ describe('mergeAcrossTiers', () => {
       2,
     );
     expect(ids(merged)).toEqual(['e1', 't1']);
+  });
+
+  describe('with embeddings: coverage never sinks a paraphrase', () => {
+    interface Doc {
+      id: string;
+      tier: RecallTier;
+      text: string;
+      memoryType: MemoryType | null;
+    }
+
+    /**
+     * Each tier fused as the service fuses it (its BM25 list, its kNN list with the index's
+     * cosines, a query vector), then scored in `phase`: the real pipeline without Elasticsearch.
+     */
+    function ranked(
+      phase: UniversalPhase,
+      tiers: { docs: Doc[]; bm25: string[]; knn: [string, number][] }[],
+    ): Hit[][] {
+      return tiers.map(({ docs, bm25, knn }) => {
+        const fused = fuseCandidates(
+          {
+            bm25: bm25.map((id): RankedHit => ({ id })),
+            knn: knn.map(([id, similarity]): RankedHit => ({ id, similarity })),
+            query: modelVector('test-model', [1, 0, 0]),
+            vectorOf: () => null,
+          },
+          CONFIG,
+        );
+        return fused.map((candidate) => {
+          const doc = docs.find((d) => d.id === candidate.id)!;
+          const score = scoreSubject(
+            {
+              id: doc.id,
+              memoryType: doc.memoryType,
+              lastAccessedAt: NOW,
+              accessCount: 0,
+              stale: false,
+              use: 0.8,
+            },
+            { basis: 'query', fused: candidate },
+            { phase, now: NOW, maxAccessCount: 0 },
+            CONFIG,
+          );
+          const confidence = doc.tier === 'memories' ? 0.8 : null;
+          return { ...hit(doc.tier, doc.id, 0, doc.text, {}, confidence), score };
+        });
+      });
+    }
+
+    const memory = (id: string, memoryType: MemoryType, text: string): Doc => ({
+      id,
+      tier: 'memories',
+      text,
+      memoryType,
+    });
+
+    // The integration corpus (test/integration/recall.test.ts) as Elasticsearch and MiniLM saw
+    // it: the paraphrase has no word of the query and the best cosine (kNN #1); the Kafka memory
+    // is second of the BM25 list only through "when", and a far weaker neighbour (kNN #3).
+    const QUERY = 'database runs out of sockets when traffic spikes';
+    const corpus = (pool: MemoryType, kafka: MemoryType) => [
+      {
+        docs: [
+          memory(
+            'm-pool',
+            pool,
+            'Postgres connection pool exhausted under load; raise max connections in pgbouncer',
+          ),
+          memory(
+            'm-kafka',
+            kafka,
+            'Kafka consumer groups rebalance when a member leaves; commit offsets before shutdown',
+          ),
+          memory(
+            'm-neo4j',
+            'decision',
+            'Graph writes use MERGE on natural keys so a replay changes nothing',
+          ),
+          memory('m-notes', 'pattern', 'Roll out the release notes when the tag is pushed'),
+        ],
+        bm25: ['m-notes', 'm-kafka'],
+        knn: [
+          ['m-pool', 0.3822],
+          ['m-neo4j', 0.2353],
+          ['m-kafka', 0.2168],
+        ] as [string, number][],
+      },
+    ];
+
+    it('should rank the kNN-only paraphrase with the clearly best cosine first, whatever the phase table favours', () => {
+      for (const [pool, kafka] of [
+        ['gotcha', 'pattern'],
+        ['pattern', 'gotcha'],
+      ] as const) {
+        const merged = merge(QUERY, ranked('implement', corpus(pool, kafka)));
+        expect(ids(merged)[0]).toBe('m-pool');
+        const [paraphrase] = merged;
+        const kafkaGroup = merged.find((g) => g.representative.id === 'm-kafka')!;
+        expect(paraphrase.coverage).toBe(0);
+        // The lexical reading alone (coverage 0 against a stop-word BM25 rank) ranked it below:
+        // the bug. The semantic reading (best cosine of all candidates) is what it stands on.
+        expect(paraphrase.relevance.lexical).toBeLessThan(kafkaGroup.relevance.lexical);
+        expect(paraphrase.relevance).toMatchObject({ cosineRank: 1 });
+        expect(paraphrase.score.relevance).toBe(paraphrase.relevance.semantic);
+        // relevance, not the phase table, puts it first
+        expect(paraphrase.score.relevance).toBeGreaterThan(kafkaGroup.score.relevance * 1.1);
+      }
+    });
+
+    it('should leave a full lexical match on its lexical relevance, above a closer-sounding paraphrase', () => {
+      const docs = [
+        memory(
+          'm-ossl',
+          'error_pattern',
+          'ERR_OSSL_EVP_UNSUPPORTED from webpack 4: set NODE_OPTIONS',
+        ),
+        memory('m-tls', 'gotcha', 'OpenSSL 3 refuses the legacy hash algorithm of the old bundler'),
+      ];
+      const merged = merge(
+        'ERR_OSSL_EVP_UNSUPPORTED webpack',
+        ranked('implement', [
+          {
+            docs,
+            bm25: ['m-ossl'],
+            knn: [
+              ['m-tls', 0.45],
+              ['m-ossl', 0.4],
+            ],
+          },
+        ]),
+      );
+      expect(ids(merged)).toEqual(['m-ossl', 'm-tls']);
+      expect(merged[0].coverage).toBe(1);
+      expect(merged[0].score.relevance).toBe(merged[0].relevance.lexical);
+    });
+
+    it('should rank cosines across tiers: the best neighbour of a weak tier is not a first-rank one', () => {
+      const lists = ranked('explore', [
+        {
+          docs: [memory('m-pool', 'gotcha', 'Postgres connection pool exhausted under load')],
+          bm25: [],
+          knn: [['m-pool', 0.6]],
+        },
+        {
+          docs: [
+            {
+              id: 't-lunch',
+              tier: 'turns',
+              text: 'ship the hotfix before lunch',
+              memoryType: null,
+            },
+          ],
+          bm25: [],
+          knn: [['t-lunch', 0.25]], // first of its tier's kNN list, far from the query
+        },
+      ]);
+      const merged = merge(QUERY, lists);
+      expect(ids(merged)).toEqual(['m-pool', 't-lunch']);
+      expect(merged[1].relevance.cosineRank).toBe(2);
+      // as fusion would weigh a kNN hit of rank 2, not its rank 1 in the turns tier
+      expect(merged[1].relevance.semantic).toBeLessThan(lists[1][0].score.relevance);
+    });
   });
 });

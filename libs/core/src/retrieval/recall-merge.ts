@@ -8,6 +8,7 @@ import { compareText } from './ordering';
 import type { Provenance } from './provenance';
 import type { RankingConfig } from './ranking-config';
 import { RECALL_TIERS, type RecallTier } from './recall-request';
+import { maxRrfScore } from './rrf';
 import type { ScoreComponents } from './score-components';
 
 /** One ranked result of one tier, whatever its document. */
@@ -53,6 +54,8 @@ export interface MergedGroup<H extends MergeableHit> {
   provenance: Provenance;
   /** The query-term coverage of the representative's text, in [0, 1]. */
   coverage: number;
+  /** How the representative's cross-tier relevance was reached (crossTierRelevance). */
+  relevance: CrossTierRelevance;
 }
 
 const STOP_WORDS = new Set(ENGLISH_STOP_WORDS);
@@ -103,26 +106,80 @@ export function queryCoverage(
   });
 }
 
+/** The cross-tier relevance of one hit and the two readings it is the larger of. */
+export interface CrossTierRelevance {
+  relevance: number;
+  /** relevanceOf((1 − c)·fusedNormalised + c·coverage, cosine): the tier's rank fusion and coverage. */
+  lexical: number;
+  /** relevanceOf(the RRF share of its cosine rank among all candidates, cosine); 0 without a cosine. */
+  semantic: number;
+  /** 1-based rank of its cosine among the candidates of every tier; 0 when it has none. */
+  cosineRank: number;
+}
+
 /**
- * The cross-tier relevance: fusion's relevance (relevanceOf) with the tier's normalised rank
- * fusion sharing its weight with the query-term coverage; the cosine (comparable across tiers:
- * one model) keeps its own:
- *   relevanceOf((1 − c)·fusedNormalised + c·coverage, cosine)
- * Null coverage (a query of stop words only: nothing to cover) leaves the relevance as it was.
+ * The cross-tier relevance, the larger of two readings of the evidence, both on one scale for
+ * every tier:
+ *   lexical  = relevanceOf((1 − c)·fusedNormalised + c·coverage, cosine)
+ *   semantic = relevanceOf(rrfShare(cosineRank), cosine)
+ * The lexical reading is fusion's relevance with the tier's normalised rank fusion sharing its
+ * weight with the query-term coverage (a tier's rank alone cannot tell a strong match from the best
+ * of a weak tier). The semantic reading is what the embedding alone says: the cosine (one model,
+ * comparable across tiers) and its rank among the candidates of all tiers, weighed as fusion weighs
+ * a kNN-only hit of that rank (1 / (rrfK + rank) over the two-list maximum). Coverage is 0 for a
+ * paraphrase by construction, so it must never count against one: without the semantic reading a
+ * pure paraphrase with the best cosine lost to a document whose only lexical tie was one common
+ * word ("when") that put it second of a two-hit BM25 list (integration recall test, m-pool).
+ * A stop-word-only query (null coverage), or a lexical-only recall (no query vector: no cosine),
+ * keeps the tier's relevance.
  */
 export function crossTierRelevance(
   score: ScoreComponents,
   coverage: number | null,
+  cosineRank: number,
   config: RankingConfig,
-): number {
-  if (score.relevanceBasis !== 'query' || coverage === null) return score.relevance;
+): CrossTierRelevance {
+  const kept = { relevance: score.relevance, lexical: score.relevance, semantic: 0, cosineRank };
+  if (score.relevanceBasis !== 'query' || coverage === null) return kept;
+  const hasQueryVector = score.cosineStatus !== 'no_query_vector';
   const c = config.crossTier.coverage;
-  return relevanceOf(
+  const lexical = relevanceOf(
     (1 - c) * score.fusedNormalised + c * coverage,
     score.knn,
-    score.cosineStatus !== 'no_query_vector',
+    hasQueryVector,
     config,
   );
+  const semantic =
+    hasQueryVector && cosineRank > 0
+      ? relevanceOf(
+          1 / (config.rrfK + cosineRank) / maxRrfScore(2, config.rrfK),
+          score.knn,
+          true,
+          config,
+        )
+      : 0;
+  return { relevance: Math.max(lexical, semantic), lexical, semantic, cosineRank };
+}
+
+/**
+ * The rank of each hit's cosine among all hits' (1 + how many are strictly closer to the query);
+ * 0 for a hit without a computed, positive cosine (no semantic evidence to rank).
+ */
+export function cosineRanks(scores: readonly ScoreComponents[]): number[] {
+  const cosineOf = (s: ScoreComponents) => (s.cosineStatus === 'computed' && s.knn > 0 ? s.knn : 0);
+  const sorted = scores.map(cosineOf).sort((a, b) => b - a);
+  return scores.map((s) => {
+    const cosine = cosineOf(s);
+    if (cosine === 0) return 0;
+    let lo = 0;
+    let hi = sorted.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (sorted[mid] > cosine) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo + 1;
+  });
 }
 
 /** The components again with another relevance (priors, phase and stale as they were). */
@@ -145,6 +202,7 @@ function rescored(
 interface Scored<H extends MergeableHit> {
   hit: H;
   coverage: number;
+  relevance: CrossTierRelevance;
   score: ScoreComponents;
   events: ReadonlySet<string>;
 }
@@ -219,13 +277,18 @@ export function mergeAcrossTiers<H extends MergeableHit>(
     hits.map((hit) => contentStems(input.textOf(hit))),
   );
   const covered = (i: number) => (queryStems.size > 0 ? coverage[i] : null);
+  const ranks = cosineRanks(hits.map((hit) => hit.score));
   const scored: Scored<H>[] = hits
-    .map((hit, i) => ({
-      hit,
-      coverage: coverage[i],
-      score: rescored(hit.score, crossTierRelevance(hit.score, covered(i), config), config),
-      events: new Set(hit.provenance.eventIds),
-    }))
+    .map((hit, i) => {
+      const relevance = crossTierRelevance(hit.score, covered(i), ranks[i], config);
+      return {
+        hit,
+        coverage: coverage[i],
+        relevance,
+        score: rescored(hit.score, relevance.relevance, config),
+        events: new Set(hit.provenance.eventIds),
+      };
+    })
     .sort(
       (a, b) =>
         b.score.finalScore - a.score.finalScore ||
@@ -264,6 +327,7 @@ export function mergeAcrossTiers<H extends MergeableHit>(
           shown.hit,
         ),
         coverage: shown.coverage,
+        relevance: shown.relevance,
       };
     });
 }
