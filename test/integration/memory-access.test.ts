@@ -2,17 +2,16 @@
 // starts before any indexer of this version creates their index with the right mapping, and two
 // servers counting the same memory at once lose no access and count none twice.
 import type { MappingTypeMapping } from '@elastic/elasticsearch/lib/api/types';
+import { anyOfFilter, memoryFilters } from '@engram/core';
 import {
   accessUpdateOperations,
   accessWriteReport,
-  anyOfFilter,
   BulkWriter,
   countersRequest,
   createElasticsearchClient,
   ensureRetrievalIndices,
   memoryAccessMapping,
   memoryDocument,
-  memoryFilters,
   retrievalIndexNames,
   storedCounters,
   withEmbedding,
@@ -53,7 +52,8 @@ describe('memory access counters (real Elasticsearch)', () => {
   const stored = async (store = elasticsearchRecallStore(client, indices)) => {
     await client.indices.refresh({ index: indices.memoryAccess, ignore_unavailable: true });
     const [doc] = await store.list<MemoryDocument>('memories', {
-      filter: [...memoryFilters(SCOPE, undefined), anyOfFilter('memoryId', ['m-count'])],
+      scope: SCOPE,
+      filter: [...memoryFilters({}, undefined), anyOfFilter('memoryId', ['m-count'])],
       size: 1,
     });
     return { accessCount: doc.source.accessCount, lastAccessedAt: doc.source.lastAccessedAt };

@@ -13,7 +13,6 @@ import {
   describeRecallStoreContract,
 } from '../../libs/core/src/ports/testing/recall-store.contract';
 import { uniqueName } from './support/unique';
-import { DSL_CONTRACT_FILTERS } from '../../apps/retrieval/src/testing/contract-filters';
 
 // The same contract suite the embedded SQLite store passes in the unit tier, on real
 // Elasticsearch: its own three indices (dimension of the contract's concept embedder) — once
@@ -38,7 +37,6 @@ for (const mirrored of [false, true]) {
           await client.indices.refresh({ index: Object.values(indices) });
           await counters?.catchUp();
         },
-        filters: DSL_CONTRACT_FILTERS,
         projectName: (prefix: string) => uniqueName(`acme/${prefix}`),
         close: async () => {
           await counters?.close();

@@ -5,16 +5,21 @@ import { Writable } from 'node:stream';
 import { Metadata, status, type ServiceError } from '@grpc/grpc-js';
 import { OnnxMiniLmEmbedder, type Embedder } from '@engram/ai';
 import type { Episode, Memory, PromptSubmitted } from '@engram/contracts';
-import { modelVector, observerSettings, tenantTokens, type RecallRequestInput } from '@engram/core';
-import { SqliteObserverGraph } from '@engram/embedded';
 import {
   anyOfFilter,
+  memoryFilters,
+  modelVector,
+  observerSettings,
+  tenantTokens,
+  type RecallRequestInput,
+} from '@engram/core';
+import { SqliteObserverGraph } from '@engram/embedded';
+import {
   BulkWriter,
   createElasticsearchClient,
   ensureRetrievalIndices,
   episodeDocument,
   memoryDocument,
-  memoryFilters,
   retrievalIndexNames,
   turnDocument,
   withEmbedding,
@@ -493,10 +498,8 @@ describe('recall on real Elasticsearch (BM25 + kNN, fused and phase-weighted)', 
     /** The memory as every read of the store sees it: its document with its counters. */
     const stored = async () => {
       const [doc] = await stack.store.list<MemoryDocument>('memories', {
-        filter: [
-          ...memoryFilters({ tenantId: TENANT, projectId: PROJECT }, undefined),
-          anyOfFilter('memoryId', ['m-kafka']),
-        ],
+        scope: { tenantId: TENANT, projectId: PROJECT },
+        filter: [...memoryFilters({}, undefined), anyOfFilter('memoryId', ['m-kafka'])],
         size: 1,
       });
       return doc.source;

@@ -16,18 +16,18 @@ import {
   type RankedMemory,
   type RankingConfig,
   type RecallScope,
-} from '@engram/core';
-import {
   anyOfFilter,
   episodeFilters,
-  episodeFromSource,
   memoryFilters,
-  memoryFromSource,
   relatedFileFilter,
   turnFilters,
+  type StoreFilter,
+} from '@engram/core';
+import {
+  episodeFromSource,
+  memoryFromSource,
   turnFromSource,
   type EpisodeDocument,
-  type Filter,
   type MemoryDocument,
   type TurnDocument,
 } from '@engram/elasticsearch';
@@ -122,6 +122,7 @@ export class ContextService {
       return { memories: [], rejected: [], rendered: '' };
     }
     const listed = await this.store.list<MemoryDocument>('memories', {
+      scope,
       filter: [...memoryFilters(filter, undefined), relatedFileFilter(input.filePath)],
       size: INJECTION_CANDIDATES,
     });
@@ -147,7 +148,8 @@ export class ContextService {
     if (sessionId === '') throw new InvalidRecallRequestError('sessionId', 'is required');
     const [turns, sessionEpisodes] = await Promise.all([
       this.store.list<TurnDocument>('turns', {
-        filter: [...turnFilters(scope, undefined), anyOfFilter('sessionId', [sessionId])],
+        scope,
+        filter: [...turnFilters(undefined), anyOfFilter('sessionId', [sessionId])],
         size: 2 * this.config.context.maxThreadTurns,
       }),
       this.listEpisodes(scope, anyOfFilter('sessionId', [sessionId]), SESSION_EPISODES),
@@ -213,7 +215,8 @@ export class ContextService {
 
   private async latestWorkStates(scope: RecallScope) {
     const listed = await this.store.list<MemoryDocument>('memories', {
-      filter: memoryFilters({ ...scope, types: ['work_state'], stale: 'exclude' }, undefined),
+      scope,
+      filter: memoryFilters({ types: ['work_state'], stale: 'exclude' }, undefined),
       size: WORK_STATE_CANDIDATES,
     });
     return listed.map((doc) => memoryFromSource(doc.source));
@@ -253,9 +256,10 @@ export class ContextService {
     );
   }
 
-  private async listEpisodes(scope: RecallScope, filter: Filter, size: number) {
+  private async listEpisodes(scope: RecallScope, filter: StoreFilter, size: number) {
     const listed = await this.store.list<EpisodeDocument>('episodes', {
-      filter: [...episodeFilters(scope, undefined), filter],
+      scope,
+      filter: [...episodeFilters(undefined), filter],
       size,
     });
     return listed.map((doc) => episodeFromSource(doc.source));

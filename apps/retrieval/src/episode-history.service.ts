@@ -13,13 +13,10 @@ import {
   type RankingConfig,
   type RecallScope,
   type ScoreComponents,
-} from '@engram/core';
-import {
   anyOfFilter,
   episodeFilters,
-  episodeFromSource,
-  type EpisodeDocument,
-} from '@engram/elasticsearch';
+} from '@engram/core';
+import { episodeFromSource, type EpisodeDocument } from '@engram/elasticsearch';
 import { optionalCount } from './context.service';
 import type { RecallStore } from './recall-store';
 import type { RecallService } from './recall.service';
@@ -145,7 +142,8 @@ export class EpisodeHistoryService {
 
   private async episodeById(scope: RecallScope, episodeId: string): Promise<Episode | undefined> {
     const [doc] = await this.store.list<EpisodeDocument>('episodes', {
-      filter: [...episodeFilters(scope, undefined), anyOfFilter('episodeId', [episodeId])],
+      scope,
+      filter: [...episodeFilters(undefined), anyOfFilter('episodeId', [episodeId])],
       size: 1,
     });
     return doc ? episodeFromSource(doc.source) : undefined;

@@ -7,13 +7,10 @@ import {
   parseFeedback,
   type FeedbackInput,
   type FeedbackRequest,
-} from '@engram/core';
-import {
   anyOfFilter,
   memoryFilters,
-  memoryFromSource,
-  type MemoryDocument,
-} from '@engram/elasticsearch';
+} from '@engram/core';
+import { memoryFromSource, type MemoryDocument } from '@engram/elasticsearch';
 import type { RecallStore } from './recall-store';
 import type { PublishRecords } from './remember.service';
 
@@ -98,7 +95,8 @@ export class FeedbackService {
     const original = request.reason === 'duplicate' ? request.duplicateOfMemoryId : null;
     const ids = original === null ? [request.memoryId] : [request.memoryId, original];
     const stored = await this.store.list<MemoryDocument>('memories', {
-      filter: [...memoryFilters(request.scope, undefined), anyOfFilter('memoryId', ids)],
+      scope: request.scope,
+      filter: [...memoryFilters({}, undefined), anyOfFilter('memoryId', ids)],
       size: ids.length,
     });
     const found = new Map(

@@ -14,13 +14,10 @@ import {
   type RankedMemory,
   type RankingConfig,
   type RecallScope,
-} from '@engram/core';
-import {
   memoryFilters,
-  memoryFromSource,
   relatedFileFilter,
-  type MemoryDocument,
-} from '@engram/elasticsearch';
+} from '@engram/core';
+import { memoryFromSource, type MemoryDocument } from '@engram/elasticsearch';
 import type { RecallStore } from './recall-store';
 
 /** What bites when a file changes: the knowledge about it and the files it drags along. */
@@ -107,8 +104,9 @@ export class ImpactService {
     types: readonly MemoryType[],
   ): Promise<RankedMemory[]> {
     const listed = await this.store.list<MemoryDocument>('memories', {
+      scope,
       filter: [
-        ...memoryFilters({ ...scope, types, stale: 'exclude' }, undefined),
+        ...memoryFilters({ types, stale: 'exclude' }, undefined),
         relatedFileFilter(...files),
       ],
       size: IMPACT_CANDIDATES,

@@ -1,5 +1,12 @@
 import type { Client } from '@elastic/elasticsearch';
-import type { AccessUpdate, RecallScope, RecallTier, SessionActivity } from '@engram/core';
+import type {
+  RecallStore,
+  RecallTier,
+  StoreCandidateQuery,
+  StoreCandidates,
+  StoreListQuery,
+  StoreListed,
+} from '@engram/core';
 import {
   ensureMemoryAccessIndex,
   type AccessCounterMirror,
@@ -9,30 +16,16 @@ import {
   recentSessionActivity,
   CandidateSearcher,
   classifyElasticsearchError,
+  dslFilters,
   SESSION_ACTIVITY_TIERS,
   withCountedAccess,
   writeAccessUpdates,
-  type CandidateQuery,
-  type Candidates,
   type ElasticsearchIndexNames,
-  type ListQuery,
-  type Listed,
   type MemoryDocument,
 } from '@engram/elasticsearch';
 
-/** What recall needs from the store: the seam between RecallService and Elasticsearch. */
-export interface RecallStore {
-  /** BM25 and kNN candidates of one tier (the index is the store's business). */
-  candidates<S>(tier: RecallTier, query: Omit<CandidateQuery, 'index'>): Promise<Candidates<S>>;
-  /** The episodes each turn (by eventId) belongs to, for the turns' provenance. */
-  episodesOfTurns(scope: RecallScope, eventIds: string[]): Promise<Map<string, string[]>>;
-  /** Latest activity of the most recently active sessions of a project. */
-  recentSessions(scope: RecallScope, n: number): Promise<SessionActivity[]>;
-  /** Applies access-count updates to the memories; returns those to retry. */
-  writeAccess(updates: AccessUpdate[]): Promise<{ failed: AccessUpdate[] }>;
-  /** Documents of a tier matching the filter, newest first, without a query text. */
-  list<S>(tier: RecallTier, query: Omit<ListQuery, 'index'>): Promise<Listed<S>[]>;
-}
+/** The port, defined by the core (libs/core/src/ports/recall-store.port.ts). */
+export type { RecallStore } from '@engram/core';
 
 export interface ElasticsearchRecallStoreOptions {
   /**
@@ -74,8 +67,15 @@ export function elasticsearchRecallStore(
     return accessIndexReady;
   };
   return {
-    candidates: async <S>(tier: RecallTier, query: Omit<CandidateQuery, 'index'>) => {
-      const found = await searcher.search<S>({ ...query, index: indices[tier] });
+    candidates: async <S>(
+      tier: RecallTier,
+      { scope, filter, ...query }: StoreCandidateQuery,
+    ): Promise<StoreCandidates<S>> => {
+      const found = await searcher.search<S>({
+        ...query,
+        filter: dslFilters(scope, filter),
+        index: indices[tier],
+      });
       if (tier !== 'memories') return found;
       return { ...found, sources: new Map(await withCounters([...found.sources])) };
     },
@@ -92,8 +92,15 @@ export function elasticsearchRecallStore(
       await ensureAccessIndex();
       return writeAccessUpdates(client, indices, updates, mirror);
     },
-    list: async <S>(tier: RecallTier, query: Omit<ListQuery, 'index'>) => {
-      const listed = await listDocuments<S>(client, { ...query, index: indices[tier] });
+    list: async <S>(
+      tier: RecallTier,
+      { scope, filter, size }: StoreListQuery,
+    ): Promise<StoreListed<S>[]> => {
+      const listed = await listDocuments<S>(client, {
+        index: indices[tier],
+        filter: dslFilters(scope, filter),
+        size,
+      });
       if (tier !== 'memories') return listed;
       const counted = await withCounters(listed.map((doc) => [doc.id, doc.source]));
       return counted.map(([id, source]) => ({ id, source }));

@@ -1,12 +1,16 @@
 import type { Embedder } from '@engram/ai';
-import { InvalidRecallRequestError, type AccessHit } from '@engram/core';
+import {
+  anyOfFilter,
+  InvalidRecallRequestError,
+  type AccessHit,
+  type StoreCandidateQuery,
+  type StoreCandidates,
+} from '@engram/core';
 import {
   episodeDocument,
   memoryDocument,
   turnDocument,
   withEmbedding,
-  type CandidateQuery,
-  type Candidates,
   type SearchFields,
 } from '@engram/elasticsearch';
 import { modelVector, type RecallTier } from '@engram/core';
@@ -55,10 +59,10 @@ const DOCS = {
 };
 
 class FakeStore implements RecallStore {
-  readonly queries: { tier: RecallTier; query: Omit<CandidateQuery, 'index'> }[] = [];
+  readonly queries: { tier: RecallTier; query: StoreCandidateQuery }[] = [];
   readonly sessionsAsked: number[] = [];
 
-  candidates<S>(tier: RecallTier, query: Omit<CandidateQuery, 'index'>): Promise<Candidates<S>> {
+  candidates<S>(tier: RecallTier, query: StoreCandidateQuery): Promise<StoreCandidates<S>> {
     this.queries.push({ tier, query });
     const docs = DOCS[tier];
     const bm25 = query.text === null ? [] : docs.slice(0, 1);
@@ -151,13 +155,9 @@ describe('RecallService', () => {
       vector: { model: MODEL, dimension: 2 },
     });
     expect(semantic.filter).toEqual(lexical.filter);
-    expect(lexical.filter).toEqual(
-      expect.arrayContaining([
-        { term: { tenantId: TENANT } },
-        { term: { projectId: PROJECT } },
-        { terms: { memoryType: ['gotcha'] } },
-      ]),
-    );
+    expect(semantic.scope).toEqual(lexical.scope);
+    expect(lexical.scope).toEqual({ tenantId: TENANT, projectId: PROJECT });
+    expect(lexical.filter).toEqual(expect.arrayContaining([anyOfFilter('memoryType', ['gotcha'])]));
   });
 
   it('should ask for the BM25 candidates before the query is embedded', async () => {
@@ -194,7 +194,7 @@ describe('RecallService', () => {
       temporal: { mode: 'recent_sessions', n: 3 },
     });
     expect(store.sessionsAsked).toEqual([3]);
-    expect(store.queries[0].query.filter).toContainEqual({ terms: { sessionId: ['session-1'] } });
+    expect(store.queries[0].query.filter).toContainEqual(anyOfFilter('sessionId', ['session-1']));
   });
 
   it('should refuse an invalid request before embedding anything', async () => {

@@ -3,10 +3,12 @@ import type { Episode, PromptSubmitted } from '@engram/contracts';
 import {
   accessHitOf,
   DEFAULT_RANKING_CONFIG,
+  episodeFilters,
   errorMessage,
   explainScore,
   hydeEnsemble,
   hydePrompt,
+  memoryFilters,
   mergeAcrossTiers,
   modelVector,
   parseRecallRequest,
@@ -15,6 +17,7 @@ import {
   rankTurns,
   resolveTemporalMode,
   shouldUseHyde,
+  turnFilters,
   turnProvenance,
   type CrossTierRelevance,
   type MemoryFilter,
@@ -25,21 +28,18 @@ import {
   type RecallQuery,
   type RecallRequestInput,
   type RecallTier,
+  type StoreFilter,
   type TemporalConstraint,
   type TierHit,
 } from '@engram/core';
 import {
   episodeText as indexedEpisodeText,
   episodeFromSource,
-  episodeFilters,
-  memoryFilters,
   memoryFromSource,
-  turnFilters,
   turnFromSource,
   vectorOfSource,
   type Candidates,
   type EpisodeDocument,
-  type Filter,
   type MemoryDocument,
   type TurnDocument,
 } from '@engram/elasticsearch';
@@ -361,9 +361,10 @@ export class RecallService {
     lists: CandidateLists,
     temporal: TemporalConstraint | undefined,
   ): Promise<TierCandidates> {
-    const search = <S>(filter: Filter[]) =>
+    const search = <S>(filter: StoreFilter[]) =>
       this.store.candidates<S>(tier, {
         ...lists,
+        scope: query.scope,
         filter,
         size: candidatesPerList(query.k),
         minSimilarity: this.minKnnSimilarity,
@@ -379,12 +380,12 @@ export class RecallService {
       case 'episodes':
         return {
           tier,
-          candidates: await search<EpisodeDocument>(episodeFilters(query.scope, temporal)),
+          candidates: await search<EpisodeDocument>(episodeFilters(temporal)),
         };
       case 'turns':
         return {
           tier,
-          candidates: await search<TurnDocument>(turnFilters(query.scope, temporal)),
+          candidates: await search<TurnDocument>(turnFilters(temporal)),
         };
     }
   }

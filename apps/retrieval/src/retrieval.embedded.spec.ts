@@ -7,7 +7,6 @@ import { describe } from 'vitest';
 import { describeRecallStoreContract } from '../../../libs/core/src/ports/testing/recall-store.contract';
 import { EMBEDDED_INDEX_NAMES, sqliteBulkSend, sqliteRecallStore } from './retrieval.embedded';
 import { RetrievalIndexer } from './retrieval-indexer';
-import { DSL_CONTRACT_FILTERS } from './testing/contract-filters';
 
 // The RecallStore contract on the embedded SQLite store, written through the same
 // RetrievalIndexer and BulkWriter as Elasticsearch (only the bulk transport differs); kNN on the
@@ -26,7 +25,6 @@ describe.each(KNN_MODES)('embedded SQLite (FTS5 + %s)', (_mode, vectorIndex) => 
       store: sqliteRecallStore(store),
       indexer: (embedder) => new RetrievalIndexer(EMBEDDED_INDEX_NAMES, embedder, writer),
       settle: () => Promise.resolve(),
-      filters: DSL_CONTRACT_FILTERS,
       projectName: (prefix: string) => `acme/${prefix}-${n++}`,
       close: () => {
         store.close();

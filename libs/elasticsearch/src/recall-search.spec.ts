@@ -1,18 +1,36 @@
-import { modelVector } from '@engram/core';
+import {
+  anyOfFilter,
+  episodeFilters as storeEpisodeFilters,
+  memoryFilters as storeMemoryFilters,
+  modelVector,
+  relatedFileFilter,
+  turnFilters as storeTurnFilters,
+  type MemoryFilter,
+  type RecallScope,
+  type TemporalConstraint,
+} from '@engram/core';
 import { describe, expect, it } from 'vitest';
 import {
-  episodeFilters,
+  dslFilter,
+  dslFilters,
   episodeFromSource,
   lexicalSearchBody,
-  memoryFilters,
   numCandidates,
   sameModelFilter,
   scopeFilter,
   semanticSearchBody,
   knnSimilarity,
-  turnFilters,
   vectorOfSource,
 } from './recall-search';
+
+// The core's store filters of each tier, compiled: the query DSL recall sent before the filters
+// were neutral, clause for clause.
+const memoryFilters = (filter: MemoryFilter, temporal: TemporalConstraint | undefined) =>
+  dslFilters(filter, storeMemoryFilters(filter, temporal));
+const episodeFilters = (scope: RecallScope, temporal: TemporalConstraint | undefined) =>
+  dslFilters(scope, storeEpisodeFilters(temporal));
+const turnFilters = (scope: RecallScope, temporal: TemporalConstraint | undefined) =>
+  dslFilters(scope, storeTurnFilters(temporal));
 
 const SCOPE = { tenantId: 'acme', projectId: 'api' };
 const SCOPED = [{ term: { tenantId: 'acme' } }, { term: { projectId: 'api' } }];
@@ -82,6 +100,18 @@ describe('recall filters', () => {
     });
     expect(turnFilters(SCOPE, { kind: 'range', fromMs: 1, toMs: 2 }).at(-1)).toEqual({
       range: { timestamp: { gte: 1, lte: 2 } },
+    });
+  });
+
+  it('should filter by session, by id and by related file as terms', () => {
+    expect(episodeFilters(SCOPE, { kind: 'sessions', sessionIds: ['s1'] }).at(-1)).toEqual({
+      terms: { sessionId: ['s1'] },
+    });
+    expect(dslFilter(anyOfFilter('memoryId', ['m1', 'm2']))).toEqual({
+      terms: { memoryId: ['m1', 'm2'] },
+    });
+    expect(dslFilter(relatedFileFilter('src/a.ts'))).toEqual({
+      terms: { relatedFiles: ['src/a.ts'] },
     });
   });
 

@@ -10,12 +10,12 @@ import type { Episode, Memory, PromptSubmitted } from '@engram/contracts';
 import {
   DownstreamUnavailableError,
   storedVector,
-  type MemoryFilter,
   type ModelVector,
   type RankedHit,
   type RecallScope,
   type SessionActivity,
-  type TemporalConstraint,
+  type StoreCandidates,
+  type StoreFilter,
 } from '@engram/core';
 import { classifyElasticsearchError } from './elasticsearch-client';
 import {
@@ -55,13 +55,8 @@ export interface CandidateQuery {
   minSimilarity?: number;
 }
 
-export interface Candidates<S> {
-  bm25: RankedHit[];
-  /** null when no kNN search ran. */
-  knn: RankedHit[] | null;
-  /** `_source` of every candidate of either list, by `_id`. */
-  sources: Map<string, S>;
-}
+/** The port's candidate lists; `sources` holds the `_source` of each candidate, by `_id`. */
+export type Candidates<S> = StoreCandidates<S>;
 
 /** HNSW explores this many candidates per shard for k results (Elastic's guidance: ≥ 1.5·k). */
 export function numCandidates(size: number): number {
@@ -81,81 +76,45 @@ export function sameModelFilter(vector: ModelVector): Filter[] {
   ];
 }
 
-/**
- * The core's MemoryFilter as Elasticsearch filters: scope, types, scopes, stale exclusion, the
- * stored confidence (the core compares the presented, penalised one: a superset here) and time.
- * relatedFiles stays with the core: absolute and relative paths match by suffix there.
- */
-export function memoryFilters(
-  filter: MemoryFilter,
-  temporal: TemporalConstraint | undefined,
-): Filter[] {
-  const filters = scopeFilter(filter);
-  if (filter.types?.length) filters.push({ terms: { memoryType: [...filter.types] } });
-  if (filter.scopes?.length) filters.push({ terms: { scope: [...filter.scopes] } });
-  if (filter.stale === 'exclude') {
-    filters.push({ bool: { must_not: [{ exists: { field: 'staleAt' } }] } });
-  }
-  if (filter.minConfidence !== undefined) {
-    filters.push({ range: { confidence: { gte: filter.minConfidence } } });
-  }
-  if (temporal?.kind === 'range') {
-    filters.push({ range: { createdAt: { gte: temporal.fromMs, lte: temporal.toMs } } });
-  } else if (temporal?.kind === 'sessions') {
-    const sessionIds = [...temporal.sessionIds];
-    filters.push({
-      bool: {
-        should: [
-          { terms: { sessionId: sessionIds } },
-          { terms: { provenanceSessionIds: sessionIds } },
-        ],
-        minimum_should_match: 1,
-      },
-    });
-  }
-  return filters;
-}
-
-/** Episodes overlapping the range (an open one counts from its start), or of the sessions. */
-export function episodeFilters(
-  scope: RecallScope,
-  temporal: TemporalConstraint | undefined,
-): Filter[] {
-  const filters = scopeFilter(scope);
-  if (temporal?.kind === 'range') {
-    filters.push({ range: { startedAt: { lte: temporal.toMs } } });
-    filters.push({
-      bool: {
-        should: [
-          { range: { endedAt: { gte: temporal.fromMs } } },
-          {
-            bool: {
-              must_not: [{ exists: { field: 'endedAt' } }],
-              filter: [{ range: { startedAt: { gte: temporal.fromMs } } }],
-            },
+/** One neutral store filter as query DSL. */
+export function dslFilter(filter: StoreFilter): Filter {
+  switch (filter.kind) {
+    case 'term':
+      return { term: { [filter.field]: filter.value } };
+    case 'terms':
+      return { terms: { [filter.field]: [...filter.values] } };
+    case 'range':
+      return {
+        range: {
+          [filter.field]: {
+            ...(filter.gte !== undefined && { gte: filter.gte }),
+            ...(filter.lte !== undefined && { lte: filter.lte }),
           },
-        ],
-        minimum_should_match: 1,
-      },
-    });
-  } else if (temporal?.kind === 'sessions') {
-    filters.push({ terms: { sessionId: [...temporal.sessionIds] } });
+        },
+      };
+    case 'missing':
+      return { bool: { must_not: [{ exists: { field: filter.field } }] } };
+    case 'all': {
+      // Missing fields as `must_not: exists`, the rest as `filter`.
+      const missing = filter.filters.flatMap((f) =>
+        f.kind === 'missing' ? [{ exists: { field: f.field } }] : [],
+      );
+      const rest = filter.filters.filter((f) => f.kind !== 'missing').map(dslFilter);
+      return {
+        bool: {
+          ...(missing.length > 0 && { must_not: missing }),
+          ...(rest.length > 0 && { filter: rest }),
+        },
+      };
+    }
+    case 'any':
+      return { bool: { should: filter.filters.map(dslFilter), minimum_should_match: 1 } };
   }
-  return filters;
 }
 
-/** User prompts typed in the range, or in the sessions. */
-export function turnFilters(
-  scope: RecallScope,
-  temporal: TemporalConstraint | undefined,
-): Filter[] {
-  const filters: Filter[] = [...scopeFilter(scope), { term: { source: 'user' } }];
-  if (temporal?.kind === 'range') {
-    filters.push({ range: { timestamp: { gte: temporal.fromMs, lte: temporal.toMs } } });
-  } else if (temporal?.kind === 'sessions') {
-    filters.push({ terms: { sessionId: [...temporal.sessionIds] } });
-  }
-  return filters;
+/** A store query's scope and filters as the query DSL's filter clauses, scope first. */
+export function dslFilters(scope: RecallScope, filters: readonly StoreFilter[]): Filter[] {
+  return [...scopeFilter(scope), ...filters.map(dslFilter)];
 }
 
 /** The BM25 search of a candidate query: `match` on the English-analysed `text`, filtered. */

@@ -1,5 +1,4 @@
 import type { Client } from '@elastic/elasticsearch';
-import { storedPathForms } from '@engram/core';
 import { classifyElasticsearchError } from './elasticsearch-client';
 import type { Filter } from './recall-search';
 import { withUnpackedVector } from './retrieval-documents';
@@ -46,14 +45,4 @@ export async function listDocuments<S>(client: Client, query: ListQuery): Promis
   } catch (error) {
     throw classifyElasticsearchError(error);
   }
-}
-
-/** Documents whose `relatedFiles` name any of the files (any stored form `sameFile` accepts). */
-export function relatedFileFilter(...paths: string[]): Filter {
-  return { terms: { relatedFiles: [...new Set(paths.flatMap(storedPathForms))] } };
-}
-
-/** Documents whose `field` is one of `values` (an empty list matches nothing). */
-export function anyOfFilter(field: string, values: readonly (string | number)[]): Filter {
-  return { terms: { [field]: [...values] } };
 }

@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { anyOfFilter, type StoreCandidateQuery, type StoreFilter } from '@engram/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   fts5Totals,
@@ -8,11 +9,7 @@ import {
   lexicalScope,
   type LexicalIndexOptions,
 } from './lexical-index';
-import {
-  SqliteRetrievalStore,
-  type RetrievalStoreOperation,
-  type StoreCandidateQuery,
-} from './sqlite-retrieval-store';
+import { SqliteRetrievalStore, type RetrievalStoreOperation } from './sqlite-retrieval-store';
 
 const ACME = lexicalScope('acme', 'api');
 
@@ -120,10 +117,22 @@ describe('SqliteRetrievalStore BM25 from in-memory postings', () => {
     id,
     document: { tenantId: 'acme', projectId: 'api', memoryType: 'gotcha', text, ...extra },
   });
-  const scope = [{ term: { tenantId: 'acme' } }, { term: { projectId: 'api' } }];
-  const search = (store: SqliteRetrievalStore, text: string, filter: unknown[] = scope, size = 5) =>
+  const SCOPE = { tenantId: 'acme', projectId: 'api' };
+  const scope: StoreFilter[] = [];
+  const search = (
+    store: SqliteRetrievalStore,
+    text: string,
+    filter: StoreFilter[] = scope,
+    size = 5,
+  ) =>
     store
-      .candidates('memories', { text, vector: null, filter, size } satisfies StoreCandidateQuery)
+      .candidates('memories', {
+        scope: SCOPE,
+        text,
+        vector: null,
+        filter,
+        size,
+      } satisfies StoreCandidateQuery)
       .then((found) => found.bm25);
 
   const CORPUS: RetrievalStoreOperation[] = [
@@ -157,7 +166,7 @@ describe('SqliteRetrievalStore BM25 from in-memory postings', () => {
     ]);
     const fts = open(dir, { build: 'never' });
     const inMemory = open(dir, { build: 'always' });
-    const decisions = [...scope, { terms: { memoryType: ['decision'] } }];
+    const decisions = [anyOfFilter('memoryType', ['decision'])];
     for (const [text, filter] of [
       ['kafka consumer', scope],
       ['why does the consumer lag after a rebalance?', scope],

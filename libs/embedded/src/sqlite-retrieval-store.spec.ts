@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { anyOfFilter, type StoreFilter } from '@engram/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   compileFilter,
@@ -12,7 +13,7 @@ import {
 // Store-level rules; the RecallStore behaviour itself is the contract suite
 // (apps/retrieval/src/retrieval.embedded.spec.ts here, Elasticsearch in the integration tier).
 
-const SCOPE = [{ term: { tenantId: 'acme' } }, { term: { projectId: 'api' } }];
+const SCOPE = { tenantId: 'acme', projectId: 'api' };
 
 describe('ftsQuery', () => {
   it("should OR the query's words, quoted, without English stop words", () => {
@@ -29,23 +30,22 @@ describe('ftsQuery', () => {
 
 describe('compileFilter', () => {
   it('should require tenant and project, and say when the filter is scope only', () => {
-    expect(() => compileFilter([{ term: { tenantId: 'acme' } }])).toThrow(UnsupportedFilterError);
-    expect(compileFilter(SCOPE)).toMatchObject({
+    expect(() => compileFilter({ tenantId: 'acme', projectId: '' }, [])).toThrow(
+      UnsupportedFilterError,
+    );
+    expect(compileFilter(SCOPE, [])).toMatchObject({
       scope: { tenantId: 'acme', projectId: 'api' },
       scopeOnly: true,
       params: ['acme', 'api'],
     });
-    expect(compileFilter([...SCOPE, { terms: { memoryType: ['gotcha'] } }]).scopeOnly).toBe(false);
+    expect(compileFilter(SCOPE, [anyOfFilter('memoryType', ['gotcha'])]).scopeOnly).toBe(false);
   });
 
   it('should refuse what it does not translate instead of matching everything', () => {
-    expect(() => compileFilter([...SCOPE, { match: { text: 'x' } }])).toThrow(/"match"/);
-    expect(() =>
-      compileFilter([...SCOPE, { bool: { should: [], minimum_should_match: 2 } }]),
-    ).toThrow(/minimum_should_match/);
-    expect(() => compileFilter([...SCOPE, { term: { "a') OR 1=1 --": 'x' } }])).toThrow(
-      /not a name/,
-    );
+    const unknown = { kind: 'match', field: 'text', value: 'x' } as unknown as StoreFilter;
+    expect(() => compileFilter(SCOPE, [unknown])).toThrow(/"match"/);
+    const injected = { kind: 'term', field: "a') OR 1=1 --", value: 'x' } as unknown as StoreFilter;
+    expect(() => compileFilter(SCOPE, [injected])).toThrow(/not a name/);
   });
 });
 
@@ -75,7 +75,8 @@ describe('SqliteRetrievalStore', () => {
     const writer = SqliteRetrievalStore.open({ dataDir: dir });
     try {
       writer.write([doc('a', [1, 0])]);
-      const search = () => reader.candidates('memories', { ...query, filter: SCOPE, size: 5 });
+      const search = () =>
+        reader.candidates('memories', { ...query, scope: SCOPE, filter: [], size: 5 });
       expect((await search()).knn?.map((hit) => hit.id)).toEqual(['a']);
       writer.write([doc('b', [0.9, 0.1])]);
       expect((await search()).knn?.map((hit) => hit.id)).toEqual(['a', 'b']);

@@ -5,9 +5,12 @@ import {
   significantQueryTerms,
   type AccessUpdate,
   type ModelVector,
-  type RankedHit,
   type RecallScope,
   type SessionActivity,
+  type StoreCandidateQuery,
+  type StoreCandidates,
+  type StoreFilter,
+  type StoreListQuery,
 } from '@engram/core';
 import BetterSqlite3, { type Database, type Statement } from 'better-sqlite3';
 import { preparePrivateDatabase } from './private-files';
@@ -38,26 +41,6 @@ export type RetrievalStoreOperation =
   | { action: 'delete'; index: string; id: string };
 
 export type RetrievalWriteResult = 'created' | 'updated' | 'deleted' | 'not_found';
-
-/** One tier's candidate search, as RecallService asks the port for it. */
-export interface StoreCandidateQuery {
-  /** null: no BM25 list (kNN only). */
-  text: string | null;
-  /** null: lexical only. A vector of dimension 0 (no embedding model) is lexical only too. */
-  vector: ModelVector | null;
-  /** The Elasticsearch filter clauses RecallService builds; see `compileFilter`. */
-  filter: readonly unknown[];
-  size: number;
-  /** Raw cosine below which a neighbour is not a kNN candidate. */
-  minSimilarity?: number;
-}
-
-/** The candidate shape of @engram/elasticsearch's CandidateSearcher (the port checks it). */
-export interface StoreCandidates<S> {
-  bm25: RankedHit[];
-  knn: RankedHit[] | null;
-  sources: Map<string, S>;
-}
 
 export interface SqliteRetrievalStoreOptions {
   dataDir: string;
@@ -147,183 +130,123 @@ export interface CompiledFilter {
   /** A boolean SQL expression over the row alias `d`. */
   sql: string;
   params: SqlValue[];
-  /** The scope every query must carry (SPEC §11); the store refuses a filter without it. */
+  /** The scope every query carries (SPEC §11). */
   scope: RecallScope;
   /** True when the filter says nothing beyond tenant and project. */
   scopeOnly: boolean;
 }
 
-/** A filter clause the embedded store does not translate: a bug to fix, never a silent "any". */
+/** A filter the embedded store does not translate: a bug to fix, never a silent "any". */
 export class UnsupportedFilterError extends MisconfigurationError {}
 
-/** Fields with a column of their own (indexed); every other field is read from the JSON. */
-const COLUMNS: Readonly<Record<string, string>> = {
-  tenantId: 'd.tenant_id',
-  projectId: 'd.project_id',
-};
+interface Sql {
+  sql: string;
+  params: SqlValue[];
+}
 
-const FIELD = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
+const FIELD = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
+/** The JSON path of a document field (the port's field names; checked all the same). */
 function jsonPath(field: string): string {
   if (!FIELD.test(field)) throw new UnsupportedFilterError(`filter field "${field}" is not a name`);
   return `$.${field}`;
 }
 
-function only(value: unknown, what: string): [string, unknown] {
-  const entries =
-    typeof value === 'object' && value !== null && !Array.isArray(value)
-      ? Object.entries(value)
-      : [];
-  if (entries.length !== 1) {
-    throw new UnsupportedFilterError(`${what} must have exactly one key: ${JSON.stringify(value)}`);
-  }
-  return entries[0];
-}
-
-function sqlValue(value: unknown): SqlValue {
-  if (typeof value === 'boolean') return value ? 1 : 0; // json_each reports JSON booleans as 1/0
-  if (typeof value === 'string' || typeof value === 'number' || value === null) return value;
-  throw new UnsupportedFilterError(`filter value ${JSON.stringify(value)} is not a scalar`);
-}
-
-function list<T>(value: T | readonly T[] | undefined): readonly T[] {
-  if (value === undefined) return [];
-  return Array.isArray(value) ? (value as readonly T[]) : [value as T];
-}
-
 const placeholders = (n: number) => Array.from({ length: n }, () => '?').join(', ');
 
 /**
- * `term`/`terms` as Elasticsearch means them: any value of the field (scalar or array) is one of
- * the given ones. An empty list matches nothing.
+ * `term`/`terms` as the port means them: any value of the field (scalar or array) is one of the
+ * given ones. An empty list matches nothing.
  */
-function termsSql(field: string, values: readonly unknown[]): { sql: string; params: SqlValue[] } {
+function termsSql(field: string, values: readonly string[]): Sql {
   if (values.length === 0) return { sql: '0', params: [] };
-  const params = values.map(sqlValue);
-  const column = COLUMNS[field];
-  if (column) return { sql: `${column} IN (${placeholders(params.length)})`, params };
   return {
-    sql: `EXISTS (SELECT 1 FROM json_each(d.doc, ?) WHERE value IN (${placeholders(params.length)}))`,
-    params: [jsonPath(field), ...params],
+    sql: `EXISTS (SELECT 1 FROM json_each(d.doc, ?) WHERE value IN (${placeholders(values.length)}))`,
+    params: [jsonPath(field), ...values],
   };
 }
 
-const RANGE_OPERATORS: Readonly<Record<string, string>> = {
-  gte: '>=',
-  gt: '>',
-  lte: '<=',
-  lt: '<',
-};
-
-/** Numeric ranges (epoch millis, confidence) on any value of the field. */
-function rangeSql(body: unknown): { sql: string; params: SqlValue[] } {
-  const [field, bounds] = only(body, 'range');
+/** Numeric ranges (epoch millis, confidence) on any value of the field, bounds inclusive. */
+function rangeSql(field: string, gte: number | undefined, lte: number | undefined): Sql {
   const tests: string[] = [];
   const params: SqlValue[] = [jsonPath(field)];
-  for (const [op, bound] of Object.entries(bounds as object)) {
-    const operator = RANGE_OPERATORS[op];
-    if (!operator || typeof bound !== 'number') {
-      throw new UnsupportedFilterError(`range ${op} ${JSON.stringify(bound)} on ${field}`);
+  for (const [operator, bound] of [
+    ['>=', gte],
+    ['<=', lte],
+  ] as const) {
+    if (bound === undefined) continue;
+    if (typeof bound !== 'number') {
+      throw new UnsupportedFilterError(`range ${operator} ${JSON.stringify(bound)} on ${field}`);
     }
-    tests.push(`value ${operator} ?`);
+    tests.push(` AND value ${operator} ?`);
     params.push(bound);
   }
   return {
-    sql: `EXISTS (SELECT 1 FROM json_each(d.doc, ?) WHERE type IN ('integer', 'real')${tests.map((t) => ` AND ${t}`).join('')})`,
+    sql: `EXISTS (SELECT 1 FROM json_each(d.doc, ?) WHERE type IN ('integer', 'real')${tests.join('')})`,
     params,
   };
 }
 
-/** A field with a value: not missing, not null, not an empty array. */
-function existsSql(body: unknown): { sql: string; params: SqlValue[] } {
-  const field = (body as { field?: unknown }).field;
-  if (typeof field !== 'string') throw new UnsupportedFilterError('exists needs a field');
-  const path = jsonPath(field);
-  return { sql: `EXISTS (SELECT 1 FROM json_each(d.doc, ?) WHERE type <> 'null')`, params: [path] };
-}
-
-interface BoolBody {
-  filter?: unknown;
-  must?: unknown;
-  must_not?: unknown;
-  should?: unknown;
-  minimum_should_match?: unknown;
-}
-
-function boolSql(body: BoolBody): { sql: string; params: SqlValue[] } {
-  const parts = [...list(body.filter), ...list(body.must)].map(clauseSql);
-  for (const clause of list(body.must_not)) {
-    const inner = clauseSql(clause);
-    parts.push({ sql: `NOT (${inner.sql})`, params: inner.params });
-  }
-  const should = list(body.should).map(clauseSql);
-  // Elasticsearch: with a filter or must beside them, should clauses only score unless required.
-  const required = body.minimum_should_match ?? (parts.length > 0 ? 0 : 1);
-  if (required !== 0 && required !== 1) {
-    throw new UnsupportedFilterError(`minimum_should_match ${JSON.stringify(required)}`);
-  }
-  if (should.length > 0 && required === 1) {
-    parts.push({
-      sql: `(${should.map((s) => s.sql).join(' OR ')})`,
-      params: should.flatMap((s) => s.params),
-    });
-  }
-  return conjunction(parts);
-}
-
-function conjunction(parts: { sql: string; params: SqlValue[] }[]) {
-  if (parts.length === 0) return { sql: '1', params: [] };
+/** A field without a value: missing, null or an empty array. */
+function missingSql(field: string): Sql {
   return {
-    sql: parts.map((p) => `(${p.sql})`).join(' AND '),
+    sql: `NOT EXISTS (SELECT 1 FROM json_each(d.doc, ?) WHERE type <> 'null')`,
+    params: [jsonPath(field)],
+  };
+}
+
+function joined(parts: readonly Sql[], operator: 'AND' | 'OR', empty: '1' | '0'): Sql {
+  if (parts.length === 0) return { sql: empty, params: [] };
+  return {
+    sql: parts.map((p) => `(${p.sql})`).join(` ${operator} `),
     params: parts.flatMap((p) => p.params),
   };
 }
 
-function clauseSql(clause: unknown): { sql: string; params: SqlValue[] } {
-  const [kind, body] = only(clause, 'filter clause');
-  switch (kind) {
-    case 'term': {
-      const [field, value] = only(body, 'term');
-      return termsSql(field, [value]);
-    }
-    case 'terms': {
-      const [field, values] = only(body, 'terms');
-      if (!Array.isArray(values)) throw new UnsupportedFilterError(`terms ${field} needs a list`);
-      return termsSql(field, values);
-    }
+function filterSql(filter: StoreFilter): Sql {
+  switch (filter.kind) {
+    case 'term':
+      return termsSql(filter.field, [filter.value]);
+    case 'terms':
+      return termsSql(filter.field, filter.values);
     case 'range':
-      return rangeSql(body);
-    case 'exists':
-      return existsSql(body);
-    case 'bool':
-      return boolSql(body as BoolBody);
+      return rangeSql(filter.field, filter.gte, filter.lte);
+    case 'missing':
+      return missingSql(filter.field);
+    case 'all':
+      return joined(filter.filters.map(filterSql), 'AND', '1');
+    case 'any':
+      return joined(filter.filters.map(filterSql), 'OR', '0');
     default:
-      throw new UnsupportedFilterError(`filter clause "${kind}" is not supported embedded`);
+      throw new UnsupportedFilterError(
+        `filter ${JSON.stringify(filter)} is not supported embedded`,
+      );
   }
-}
-
-/** The scope term of a top-level clause, if it is one (`{term: {tenantId: …}}`). */
-function scopeTerm(clause: unknown, field: keyof RecallScope): string | undefined {
-  const term = (clause as { term?: Record<string, unknown> }).term;
-  const value = term?.[field];
-  return typeof value === 'string' ? value : undefined;
 }
 
 /**
- * The Elasticsearch filter clauses RecallService builds (`memoryFilters`, `episodeFilters`,
- * `turnFilters`: term, terms, range, exists, bool) as one parameterised SQL condition — the same
- * semantics over the same document fields, so both stores pass one contract suite. Anything else
- * is refused (UnsupportedFilterError). Tenant and project terms are required at the top level.
+ * A store query's scope and filters (the port's StoreFilter) as one parameterised SQL condition
+ * over the stored documents: the same semantics over the same fields as Elasticsearch's query
+ * DSL, so both stores pass one contract suite. The scope is required.
  */
-export function compileFilter(clauses: readonly unknown[]): CompiledFilter {
-  const tenantId = clauses.map((c) => scopeTerm(c, 'tenantId')).find((v) => v !== undefined);
-  const projectId = clauses.map((c) => scopeTerm(c, 'projectId')).find((v) => v !== undefined);
-  if (tenantId === undefined || projectId === undefined) {
+export function compileFilter(scope: RecallScope, filters: readonly StoreFilter[]): CompiledFilter {
+  if (!scope.tenantId || !scope.projectId) {
     throw new UnsupportedFilterError('a retrieval query must filter on tenantId and projectId');
   }
-  const compiled = conjunction(clauses.map(clauseSql));
-  const scopeOnly = clauses.every((c) => scopeTerm(c, 'tenantId') ?? scopeTerm(c, 'projectId'));
-  return { ...compiled, scope: { tenantId, projectId }, scopeOnly };
+  const compiled = joined(
+    [
+      { sql: 'd.tenant_id = ?', params: [scope.tenantId] },
+      { sql: 'd.project_id = ?', params: [scope.projectId] },
+      ...filters.map(filterSql),
+    ],
+    'AND',
+    '1',
+  );
+  return {
+    ...compiled,
+    scope: { tenantId: scope.tenantId, projectId: scope.projectId },
+    scopeOnly: filters.length === 0,
+  };
 }
 
 // ---- vectors ----
@@ -493,7 +416,7 @@ export class SqliteRetrievalStore {
   /** BM25 and kNN candidates of one tier, filtered (SPEC §7); the core decides the order. */
   async candidates<S>(tier: string, query: StoreCandidateQuery): Promise<StoreCandidates<S>> {
     const t = tierOf(tier);
-    const filter = compileFilter(query.filter);
+    const filter = compileFilter(query.scope, query.filter);
     const bm25 = this.lexical(t, query, filter);
     const vector = query.vector && query.vector.dimension > 0 ? query.vector : null;
     const knn = vector ? this.nearest(t, vector, filter, query) : null;
@@ -742,7 +665,7 @@ export class SqliteRetrievalStore {
   }
 
   /**
-   * The documents of a tier matching the filter (the clauses `compileFilter` takes), newest
+   * The documents of a tier matching the scope and filter (`compileFilter`), newest
    * `timestamp` first (ties: eventId, then id — Elasticsearch's listing order), at most `size`.
    */
   async list<S>(tier: string, query: StoreListQuery): Promise<{ id: string; source: S }[]> {
@@ -750,18 +673,12 @@ export class SqliteRetrievalStore {
   }
 }
 
-/** A filtered listing without a query text (the rpcs beside Recall). */
-export interface StoreListQuery {
-  filter: readonly unknown[];
-  size: number;
-}
-
 function listDocuments<S>(
   db: Database,
   tier: RetrievalStoreTier,
   query: StoreListQuery,
 ): { id: string; source: S }[] {
-  const filter = compileFilter(query.filter);
+  const filter = compileFilter(query.scope, query.filter);
   const rows = db
     .prepare(
       `SELECT d.rid, d.id, d.doc, d.embedding, d.embedding_model FROM retrieval_documents d

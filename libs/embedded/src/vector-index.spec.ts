@@ -1,6 +1,7 @@
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { anyOfFilter, type StoreFilter } from '@engram/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SqliteRetrievalStore, type RetrievalStoreOperation } from './sqlite-retrieval-store';
 
@@ -10,7 +11,7 @@ import { SqliteRetrievalStore, type RetrievalStoreOperation } from './sqlite-ret
 
 const DIMS = 16;
 const MODEL = 'model-a@1';
-const SCOPE = [{ term: { tenantId: 'acme' } }, { term: { projectId: 'api' } }];
+const SCOPE = { tenantId: 'acme', projectId: 'api' };
 const ANN = { annMinVectors: 1, saveEvery: 1_000 };
 const EXACT = { annMinVectors: Number.POSITIVE_INFINITY };
 
@@ -59,12 +60,13 @@ describe('SqliteRetrievalStore kNN on the ANN graph', () => {
   async function knnIds(
     store: SqliteRetrievalStore,
     query: number[],
-    options: { size?: number; model?: string; filter?: unknown[] } = {},
+    options: { size?: number; model?: string; filter?: StoreFilter[] } = {},
   ): Promise<string[]> {
     const found = await store.candidates('memories', {
       text: '',
       vector: { model: options.model ?? MODEL, dimension: query.length, vector: query },
-      filter: options.filter ?? SCOPE,
+      scope: SCOPE,
+      filter: options.filter ?? [],
       size: options.size ?? 10,
     });
     return (found.knn ?? []).map((hit) => hit.id);
@@ -133,7 +135,7 @@ describe('SqliteRetrievalStore kNN on the ANN graph', () => {
         memory('decision-1', vectorOf(5), { memoryType: 'decision' }),
         memory('decision-2', vectorOf(6), { memoryType: 'decision' }),
       ]);
-      const filter = [...SCOPE, { terms: { memoryType: ['decision'] } }];
+      const filter = [anyOfFilter('memoryType', ['decision'])];
       const ids = await knnIds(store, vectorOf(0), { size: 5, filter });
       expect(ids.sort()).toEqual(['decision-1', 'decision-2']);
     } finally {

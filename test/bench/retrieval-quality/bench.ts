@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { createEmbedder } from '@engram/ai';
 import { MEMORY_TYPES, type Memory } from '@engram/contracts';
 import {
+  memoryFilters,
   modelVector,
   PHASE_WEIGHTS,
   rankingConfig,
@@ -19,7 +20,7 @@ import {
   type UniversalPhase,
 } from '@engram/core';
 import { SqliteRetrievalStore } from '@engram/embedded';
-import { BulkWriter, memoryFilters } from '@engram/elasticsearch';
+import { BulkWriter } from '@engram/elasticsearch';
 import { CachingEmbedder } from '../../../apps/retrieval/src/caching-embedder';
 import {
   candidatesPerList,
@@ -235,7 +236,8 @@ async function main(): Promise<void> {
       const lists = await recallStore.candidates('memories', {
         text: q.query,
         vector: modelVector(cached.id, Array.from(vector)),
-        filter: memoryFilters({ ...SCOPE, stale: 'penalise' }, undefined),
+        scope: SCOPE,
+        filter: memoryFilters({ stale: 'penalise' }, undefined),
         size: candidatesPerList(K),
       });
       const ranked: Ranked = {

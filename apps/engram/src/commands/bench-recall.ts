@@ -397,13 +397,14 @@ function timeRecalls(
   );
 }
 
-const SCOPE_FILTER = [{ term: { tenantId: TENANT } }, { term: { projectId: PROJECT } }];
+const SCOPE = { tenantId: TENANT, projectId: PROJECT };
 
 async function knnTop(store: SqliteRetrievalStore, query: Float32Array): Promise<string[]> {
   const found = await store.candidates('memories', {
     text: '',
     vector: { model: MODEL, dimension: DIMS, vector: Array.from(query) },
-    filter: SCOPE_FILTER,
+    scope: SCOPE,
+    filter: [],
     size: 10,
   });
   return (found.knn ?? []).map((hit) => hit.id);
@@ -414,7 +415,8 @@ async function bm25Top(store: SqliteRetrievalStore, text: string): Promise<numbe
   const found = await store.candidates('memories', {
     text,
     vector: null,
-    filter: SCOPE_FILTER,
+    scope: SCOPE,
+    filter: [],
     size: 30,
   });
   return found.bm25.length;

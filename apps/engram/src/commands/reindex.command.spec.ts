@@ -9,7 +9,7 @@ import { embeddedReembedTarget, reembed, warmKnn } from './reindex.command';
 // `engram reindex` on a real SQLite store. The embedder is a deterministic stand-in (the model is
 // not what is tested here): a vector from the text's letters, so that kNN can tell documents apart.
 
-const SCOPE = [{ term: { tenantId: 'acme' } }, { term: { projectId: 'api' } }];
+const SCOPE = { tenantId: 'acme', projectId: 'api' };
 const SILENT = { total: () => undefined, advance: () => undefined, stop: () => undefined };
 
 function letterEmbedder(id: string, dims = 8): Embedder & { calls: number } {
@@ -88,7 +88,8 @@ describe('engram reindex (embedded)', () => {
       const found = await store.candidates<{ embeddingModel: string }>('memories', {
         text: '',
         vector: { model: 'new@2', dimension: 8, vector: Array.from(query) },
-        filter: SCOPE,
+        scope: SCOPE,
+        filter: [],
         size: 5,
       });
       expect(found.knn?.map((hit) => hit.id)).toEqual(['no-vector', 'old-model']);
@@ -97,7 +98,8 @@ describe('engram reindex (embedded)', () => {
       const old = await store.candidates('memories', {
         text: '',
         vector: { model: 'old@1', dimension: 3, vector: [1, 0, 0] },
-        filter: SCOPE,
+        scope: SCOPE,
+        filter: [],
         size: 5,
       });
       expect(old.knn).toEqual([]);
@@ -155,7 +157,8 @@ describe('engram reindex (embedded)', () => {
       const found = await store.candidates<{ text: string }>('memories', {
         text: 'replaced',
         vector: null,
-        filter: SCOPE,
+        scope: SCOPE,
+        filter: [],
         size: 5,
       });
       expect(found.sources.get('a')?.text).toBe('replaced text');

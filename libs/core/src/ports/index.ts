@@ -6,3 +6,5 @@ export * from './observer-graph';
 export * from './state-json';
 export * from './committed-changelog';
 export * from './session-pair-facts';
+export * from './recall-store.port';
+export * from './recall-store.filters';

@@ -4,39 +4,22 @@
 // with no word in common is near in vector space and far lexically. Test support only.
 import type { Episode, Memory, PromptSubmitted } from '@engram/contracts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AccessUpdate } from '../../retrieval/access-batcher';
 import type { MemoryFilter } from '../../retrieval/memory-filter';
 import type { ModelVector } from '../../retrieval/model-vector';
 import type { RecallScope } from '../../retrieval/recall-scope';
-import type { RecallTier } from '../../retrieval/recall-request';
 import type { RankedHit } from '../../retrieval/rrf';
-import type { SessionActivity, TemporalConstraint } from '../../retrieval/temporal';
+import type { TemporalConstraint } from '../../retrieval/temporal';
 import { DAY, episode, memory, NOW } from '../../retrieval/testing/fixtures';
 import { cosine } from '../../math/vectors';
+import {
+  anyOfFilter,
+  episodeFilters,
+  memoryFilters,
+  relatedFileFilter,
+  turnFilters,
+} from '../recall-store.filters';
+import type { RecallStore, StoreFilter } from '../recall-store.port';
 import type { Delivered } from '../stream-stage';
-
-/** What the suite calls: the RecallStore port of apps/retrieval, structurally. */
-export interface RecallStoreUnderTest {
-  candidates<S>(
-    tier: RecallTier,
-    query: {
-      /** null: no BM25 list. */
-      text: string | null;
-      /** null: no kNN list. */
-      vector: ModelVector | null;
-      filter: readonly unknown[];
-      size: number;
-      minSimilarity?: number;
-    },
-  ): Promise<{ bm25: RankedHit[]; knn: RankedHit[] | null; sources: Map<string, S> }>;
-  episodesOfTurns(scope: RecallScope, eventIds: string[]): Promise<Map<string, string[]>>;
-  recentSessions(scope: RecallScope, n: number): Promise<SessionActivity[]>;
-  writeAccess(updates: AccessUpdate[]): Promise<{ failed: AccessUpdate[] }>;
-  list<S>(
-    tier: RecallTier,
-    query: { filter: readonly unknown[]; size: number },
-  ): Promise<{ id: string; source: S }[]>;
-}
 
 export interface ContractEmbedder {
   readonly id: string;
@@ -54,24 +37,12 @@ export interface ContractIndexer {
   handlePrompts(items: Delivered<PromptSubmitted>[]): Promise<void>;
 }
 
-/** The filters RecallService passes for each tier (the adapter's own builders). */
-export interface ContractFilters {
-  memories(filter: MemoryFilter, temporal: TemporalConstraint | undefined): readonly unknown[];
-  episodes(scope: RecallScope, temporal: TemporalConstraint | undefined): readonly unknown[];
-  turns(scope: RecallScope, temporal: TemporalConstraint | undefined): readonly unknown[];
-  /** Documents whose relatedFiles name the file (any stored form). */
-  relatedFile(path: string): unknown;
-  /** Documents whose `field` is one of `values`. */
-  anyOf(field: string, values: readonly string[]): unknown;
-}
-
 export interface RecallStoreFixture {
-  store: RecallStoreUnderTest;
+  store: RecallStore;
   /** The indexer of this adapter, embedding with `embedder`. */
   indexer(embedder: ContractEmbedder): ContractIndexer;
   /** Makes every write so far visible to searches (Elasticsearch: refresh). */
   settle(): Promise<void>;
-  filters: ContractFilters;
   /** A project id no other test (or earlier run) uses. */
   projectName(prefix: string): string;
   close(): Promise<void>;
@@ -227,9 +198,10 @@ export function describeRecallStoreContract(
     ) {
       const embedded = options.vector === undefined ? text : options.vector;
       return fx.store.candidates<Memory & { embedding: number[] | null }>('memories', {
+        scope,
         text,
         vector: embedded === null ? null : queryVector(embedded),
-        filter: fx.filters.memories({ ...scope, ...options.filter }, options.temporal),
+        filter: memoryFilters({ ...options.filter }, options.temporal),
         size: 10,
         minSimilarity: 0.2,
       });
@@ -315,7 +287,8 @@ export function describeRecallStoreContract(
       const turns = await fx.store.candidates('turns', {
         text: 'auth token logout',
         vector: queryVector('auth token logout'),
-        filter: fx.filters.turns(scope, undefined),
+        scope,
+        filter: turnFilters(undefined),
         size: 10,
       });
       expect([...turns.sources.keys()]).toEqual([]);
@@ -388,7 +361,8 @@ export function describeRecallStoreContract(
             await fx.store.candidates('episodes', {
               text: 'auth token',
               vector: queryVector('auth token'),
-              filter: fx.filters.episodes(scope, temporal),
+              scope,
+              filter: episodeFilters(temporal),
               size: 10,
             })
           ).bm25,
@@ -403,7 +377,8 @@ export function describeRecallStoreContract(
       const turns = await fx.store.candidates('turns', {
         text: 'auth',
         vector: queryVector('auth'),
-        filter: fx.filters.turns(scope, { kind: 'range', fromMs: NOW - DAY, toMs: NOW }),
+        scope,
+        filter: turnFilters({ kind: 'range', fromMs: NOW - DAY, toMs: NOW }),
         size: 10,
       });
       expect(ids(turns.bm25)).toEqual(['p-new']);
@@ -495,29 +470,25 @@ export function describeRecallStoreContract(
           episode({ ...scope, episodeId: 'list-e-2', sessionId: 's-2', timestamp: NOW }),
         ],
       });
-      const listIds = async (filter: readonly unknown[], size = 10) =>
-        (await fx.store.list<Memory>('memories', { filter, size })).map((d) => d.id);
+      const listIds = async (filter: readonly StoreFilter[], size = 10) =>
+        (await fx.store.list<Memory>('memories', { scope, filter, size })).map((d) => d.id);
       const aboutFile = [
-        ...fx.filters.memories({ ...scope, types: ['gotcha'], stale: 'exclude' }, undefined),
-        fx.filters.relatedFile('/home/me/repo/src/auth/refresh.ts'),
+        ...memoryFilters({ types: ['gotcha'], stale: 'exclude' }, undefined),
+        relatedFileFilter('/home/me/repo/src/auth/refresh.ts'),
       ];
       expect(await listIds(aboutFile)).toEqual(['list-new', 'list-old']);
       expect(await listIds(aboutFile, 1)).toEqual(['list-new']);
-      const listed = await fx.store.list<Memory>('memories', { filter: aboutFile, size: 1 });
+      const listed = await fx.store.list<Memory>('memories', { scope, filter: aboutFile, size: 1 });
       expect(listed[0].source).toMatchObject({ memoryId: 'list-new', tenantId: 'acme' });
       const byId = await fx.store.list<Episode>('episodes', {
-        filter: [
-          ...fx.filters.episodes(scope, undefined),
-          fx.filters.anyOf('episodeId', ['list-e-1']),
-        ],
+        scope,
+        filter: [...episodeFilters(undefined), anyOfFilter('episodeId', ['list-e-1'])],
         size: 10,
       });
       expect(byId.map((d) => d.source.episodeId)).toEqual(['list-e-1']);
       const ofOther = await fx.store.list('memories', {
-        filter: [
-          ...fx.filters.memories(other, undefined),
-          fx.filters.anyOf('memoryId', ['list-new']),
-        ],
+        scope: other,
+        filter: [...memoryFilters({}, undefined), anyOfFilter('memoryId', ['list-new'])],
         size: 10,
       });
       expect(ofOther).toEqual([]);
