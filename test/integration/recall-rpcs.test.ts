@@ -8,6 +8,7 @@ import type { Typed } from '@engram/contracts';
 import { KafkaEventLog } from '@engram/kafka';
 import {
   BulkWriter,
+  elasticsearchStoreWriter,
   createElasticsearchClient,
   ensureRetrievalIndices,
   retrievalIndexNames,
@@ -40,7 +41,10 @@ describeRecallRpcs('Elasticsearch', async () => {
   const indices = retrievalIndexNames(prefix);
   const embedder = await OnnxMiniLmEmbedder.load();
   await ensureRetrievalIndices(es, indices, { dims: embedder.dims });
-  const indexer = new RetrievalIndexer(indices, embedder, BulkWriter.forClient(es));
+  const indexer = new RetrievalIndexer(
+    embedder,
+    elasticsearchStoreWriter(BulkWriter.forClient(es), indices),
+  );
   await indexRpcCorpus(indexer, rpcCorpus(Date.now()));
   await es.indices.refresh({ index: Object.values(indices) });
   const kafka = testKafka();

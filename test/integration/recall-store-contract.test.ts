@@ -2,6 +2,7 @@ import {
   AccessCounterMirror,
   BulkWriter,
   createElasticsearchClient,
+  elasticsearchStoreWriter,
   ensureRetrievalIndices,
   retrievalIndexNames,
 } from '@engram/elasticsearch';
@@ -32,7 +33,8 @@ for (const mirrored of [false, true]) {
       const writer = BulkWriter.forClient(client);
       return {
         store: elasticsearchRecallStore(client, indices, { counters }),
-        indexer: (embedder) => new RetrievalIndexer(indices, embedder, writer),
+        indexer: (embedder) =>
+          new RetrievalIndexer(embedder, elasticsearchStoreWriter(writer, indices)),
         settle: async () => {
           await client.indices.refresh({ index: Object.values(indices) });
           await counters?.catchUp();

@@ -1,8 +1,7 @@
 import { DEFAULT_RANKING_CONFIG } from '@engram/core';
 import { resetConfigForTests } from '@engram/config';
 import { tenantTokens } from '@engram/core';
-import { BulkWriter } from '@engram/elasticsearch';
-import { SqliteRetrievalStore } from '@engram/embedded';
+import { SqliteRetrievalStore, sqliteStoreWriter } from '@engram/embedded';
 import { Logger, type INestMicroservice } from '@nestjs/common';
 import { Command } from 'commander';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -16,9 +15,7 @@ import {
   serveRecallGrpc,
   RetrievalIndexer,
   createEmbeddedRecallStack,
-  EMBEDDED_INDEX_NAMES,
   LEXICAL_ONLY_EMBEDDER,
-  sqliteBulkSend,
 } from '@engram/app-retrieval';
 import {
   PROJECT,
@@ -58,11 +55,7 @@ beforeAll(async () => {
   repo = join(root, 'api');
   mkdirSync(join(repo, '.git'), { recursive: true });
   store = SqliteRetrievalStore.open({ dataDir });
-  const indexer = new RetrievalIndexer(
-    EMBEDDED_INDEX_NAMES,
-    LEXICAL_ONLY_EMBEDDER,
-    new BulkWriter(sqliteBulkSend(store)),
-  );
+  const indexer = new RetrievalIndexer(LEXICAL_ONLY_EMBEDDER, sqliteStoreWriter(store));
   await indexRpcCorpus(indexer, rpcCorpus(Date.now()));
   stack = createEmbeddedRecallStack({
     ranking: DEFAULT_RANKING_CONFIG,

@@ -23,10 +23,8 @@ export { RetrievalIndexer } from './retrieval-indexer';
 export { prefixedRetrievalTopics } from './retrieval-topics';
 export {
   createEmbeddedRecallStack,
-  EMBEDDED_INDEX_NAMES,
   embeddedEmbedder,
   LEXICAL_ONLY_EMBEDDER,
-  sqliteBulkSend,
   startEmbeddedRetrieval,
   type EmbeddedRetrieval,
 } from './retrieval.embedded';

@@ -1,6 +1,5 @@
 import { OpenAiCompatibleChatClient } from '@engram/ai';
-import { BulkWriter } from '@engram/elasticsearch';
-import { SqliteRetrievalStore } from '@engram/embedded';
+import { SqliteRetrievalStore, sqliteStoreWriter } from '@engram/embedded';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +11,7 @@ import {
 import { contractEmbedder } from '../../../libs/core/src/ports/testing/recall-store.contract';
 import { RecallService } from './recall.service';
 import { RetrievalIndexer } from './retrieval-indexer';
-import { EMBEDDED_INDEX_NAMES, sqliteBulkSend, sqliteRecallStore } from './retrieval.embedded';
+import { sqliteRecallStore } from './retrieval.embedded';
 import { TENANT } from './testing/records';
 import { indexRpcCorpus, rpcCorpus } from './testing/rpc-corpus';
 
@@ -30,11 +29,7 @@ describe('RecallService with HyDE', () => {
   const scope = { tenantId: TENANT, projectId: rpcCorpus(0).memories[0].projectId };
 
   beforeAll(async () => {
-    const indexer = new RetrievalIndexer(
-      EMBEDDED_INDEX_NAMES,
-      embedder,
-      new BulkWriter(sqliteBulkSend(store)),
-    );
+    const indexer = new RetrievalIndexer(embedder, sqliteStoreWriter(store));
     await indexRpcCorpus(indexer, rpcCorpus(Date.now()));
     llm = await startFakeChatServer({ model: 'hyde-model', respond: () => HYPOTHETICAL });
     const client = new OpenAiCompatibleChatClient({

@@ -10,6 +10,7 @@ import {
 import {
   AccessCounterMirror,
   BulkWriter,
+  elasticsearchStoreWriter,
   createElasticsearchClient,
   retrievalIndexNames,
   type ElasticsearchIndexNames,
@@ -66,7 +67,10 @@ export function createRecallStack(options: {
   counters?: AccessCounterMirror | null;
 }): RecallStack {
   const { client, indices, embedder } = options;
-  const indexer = new RetrievalIndexer(indices, embedder, BulkWriter.forClient(client));
+  const indexer = new RetrievalIndexer(
+    embedder,
+    elasticsearchStoreWriter(BulkWriter.forClient(client), indices),
+  );
   // The next search sees the write.
   const refresh = () => client.indices.refresh({ index: indices.memories });
   return recallStackOn(

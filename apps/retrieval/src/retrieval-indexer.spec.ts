@@ -1,7 +1,12 @@
 import type { Embedder } from '@engram/ai';
 import type { BulkResponse } from '@elastic/elasticsearch/lib/api/types';
 import { DownstreamUnavailableError } from '@engram/core';
-import { BulkWriter, retrievalIndexNames, type BulkSend } from '@engram/elasticsearch';
+import {
+  BulkWriter,
+  elasticsearchStoreWriter,
+  retrievalIndexNames,
+  type BulkSend,
+} from '@engram/elasticsearch';
 import { describe, expect, it, vi } from 'vitest';
 import { RetrievalIndexer } from './retrieval-indexer';
 import { delivered, episodeRecord, memoryRecord, promptRecord, tombstone } from './testing/records';
@@ -15,7 +20,10 @@ interface SentOperation {
   document?: Record<string, unknown>;
 }
 
-/** Parses what the writer sent; every operation succeeds unless `fail` says otherwise. */
+/**
+ * The indexer on the Elasticsearch store's writer: parses the bulk requests it sent; every
+ * operation succeeds unless `fail` says otherwise.
+ */
 function setup(fail?: () => Error) {
   const sent: SentOperation[] = [];
   const send = vi.fn<BulkSend>((lines) => {
@@ -38,7 +46,10 @@ function setup(fail?: () => Error) {
       Promise.resolve(texts.map((_, i) => new Float32Array([1, i, 0.5]))),
     ),
   };
-  const sut = new RetrievalIndexer(INDICES, embedder, new BulkWriter(send));
+  const sut = new RetrievalIndexer(
+    embedder,
+    elasticsearchStoreWriter(new BulkWriter(send), INDICES),
+  );
   return { sut, sent, send, embedder };
 }
 

@@ -1,13 +1,8 @@
 import type { Embedder } from '@engram/ai';
 import type { Episode, Memory, PromptSubmitted } from '@engram/contracts';
-import { modelVector, type Delivered } from '@engram/core';
+import { modelVector, type Delivered, type RecallStoreWriter, type StoreWrite } from '@engram/core';
 import type { DeliveredOrTombstone } from '@engram/kafka';
-import {
-  withEmbedding,
-  type BulkOperation,
-  type BulkWriter,
-  type RetrievalIndexNames,
-} from '@engram/elasticsearch';
+import { withEmbedding } from '@engram/elasticsearch';
 import {
   lastWins,
   planAccessCleanup,
@@ -27,16 +22,16 @@ export interface IndexerCounters {
   skipped: number;
   bulkRequests: number;
   embedded: number;
-  /** Access counters removed with their memory (Elasticsearch: apart from the documents). */
+  /** Access counters removed with their memory (where the store keeps them apart). */
   accessCountersDeleted: number;
 }
 
 /**
  * The indexing half of retrieval: one batch handler per input topic. A handler plans the writes
- * (pure document builders), embeds the texts, and bulk-writes with explicit `_id`s. It returns
- * only when Elasticsearch applied every write, so the consumer commits the offsets only then;
- * it throws classified errors otherwise (outage: retried; rejected document: dead-lettered by
- * the consumer, which retries the batch record by record to find it).
+ * (pure document builders), embeds the texts, and writes them to the store by explicit id
+ * (RecallStoreWriter). It returns only when the store applied every write, so the consumer
+ * commits the offsets only then; it throws classified errors otherwise (outage: retried;
+ * rejected document: dead-lettered by the consumer, which retries the batch record by record).
  */
 export class RetrievalIndexer {
   readonly counters: IndexerCounters = {
@@ -50,30 +45,29 @@ export class RetrievalIndexer {
   };
 
   constructor(
-    private readonly indices: RetrievalIndexNames,
     private readonly embedder: Embedder,
-    private readonly writer: BulkWriter,
+    private readonly writer: RecallStoreWriter,
   ) {}
 
   /** Memories, and tombstones of memories (memory.memories.v1 is compacted). */
   readonly handleMemories = async (items: DeliveredOrTombstone<Memory>[]): Promise<void> => {
-    await this.apply(planMemories(items, this.indices.memories));
+    await this.apply(planMemories(items, 'memories'));
     await this.removeAccessCounters(items);
   };
 
   /** Episodes, and tombstones of episodes (memory.episodes.v1 is compacted). */
   readonly handleEpisodes = (items: DeliveredOrTombstone<Episode>[]): Promise<void> =>
-    this.apply(planEpisodes(items, this.indices.episodes));
+    this.apply(planEpisodes(items, 'episodes'));
 
   readonly handlePrompts = (items: Delivered<PromptSubmitted>[]): Promise<void> =>
-    this.apply(planTurns(items, this.indices.turns));
+    this.apply(planTurns(items, 'turns'));
 
   /** After the memories: a retried batch deletes them again first (deletes are idempotent). */
   private async removeAccessCounters(items: DeliveredOrTombstone<Memory>[]): Promise<void> {
-    if (this.indices.memoryAccess === undefined) return;
-    const operations = planAccessCleanup(items, this.indices.memoryAccess);
-    if (operations.length === 0) return;
-    const report = await this.writer.write(operations);
+    if (this.writer.deleteAccessCounters === undefined) return;
+    const memoryIds = planAccessCleanup(items, 'memoryAccess').map((op) => op.id);
+    if (memoryIds.length === 0) return;
+    const report = await this.writer.deleteAccessCounters(memoryIds);
     this.counters.accessCountersDeleted += report.deleted;
     this.counters.bulkRequests += report.requests;
   }
@@ -85,8 +79,9 @@ export class RetrievalIndexer {
     );
     const vectors = texts.length > 0 ? await this.embedder.embed(texts) : [];
     const byText = new Map(texts.map((text, i) => [text, vectors[i]]));
-    const operations = planned.map((op): BulkOperation => {
-      if (op.action === 'delete') return op;
+    const writes = planned.map((op): StoreWrite => {
+      const tier = op.index as StoreWrite['tier']; // planned with the tier's name (above)
+      if (op.action === 'delete') return { action: 'delete', tier, id: op.id };
       const vector = byText.get(op.text);
       if (vector && vector.length !== this.embedder.dims) {
         throw new RangeError(
@@ -94,14 +89,14 @@ export class RetrievalIndexer {
         );
       }
       return {
-        action: 'index',
-        index: op.index,
+        action: 'upsert',
+        tier,
         id: op.id,
         document: withEmbedding(op.body, vector ? modelVector(this.embedder.id, vector) : null),
       };
     });
-    if (operations.length > 0) {
-      const report = await this.writer.write(operations);
+    if (writes.length > 0) {
+      const report = await this.writer.write(writes);
       this.counters.indexed += report.indexed;
       this.counters.deleted += report.deleted;
       this.counters.alreadyAbsent += report.alreadyAbsent;

@@ -1,15 +1,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BulkWriter } from '@engram/elasticsearch';
-import { SqliteRetrievalStore } from '@engram/embedded';
+import { SqliteRetrievalStore, sqliteStoreWriter } from '@engram/embedded';
 import { describe } from 'vitest';
 import { describeRecallStoreContract } from '../../../libs/core/src/ports/testing/recall-store.contract';
-import { EMBEDDED_INDEX_NAMES, sqliteBulkSend, sqliteRecallStore } from './retrieval.embedded';
+import { sqliteRecallStore } from './retrieval.embedded';
 import { RetrievalIndexer } from './retrieval-indexer';
 
 // The RecallStore contract on the embedded SQLite store, written through the same
-// RetrievalIndexer and BulkWriter as Elasticsearch (only the bulk transport differs); kNN on the
+// RetrievalIndexer as Elasticsearch (only the store's writer differs); kNN on the
 // exact scan and, with every scope on it, on the ANN graph (vector-index.ts).
 const KNN_MODES = [
   ['exact kNN', { annMinVectors: Number.POSITIVE_INFINITY }],
@@ -19,11 +18,10 @@ describe.each(KNN_MODES)('embedded SQLite (FTS5 + %s)', (_mode, vectorIndex) => 
   describeRecallStoreContract('embedded SQLite', () => {
     const dir = mkdtempSync(join(tmpdir(), 'engram-retrieval-'));
     const store = SqliteRetrievalStore.open({ dataDir: dir, vectorIndex });
-    const writer = new BulkWriter(sqliteBulkSend(store));
     let n = 0;
     return Promise.resolve({
       store: sqliteRecallStore(store),
-      indexer: (embedder) => new RetrievalIndexer(EMBEDDED_INDEX_NAMES, embedder, writer),
+      indexer: (embedder) => new RetrievalIndexer(embedder, sqliteStoreWriter(store)),
       settle: () => Promise.resolve(),
       projectName: (prefix: string) => `acme/${prefix}-${n++}`,
       close: () => {

@@ -1,4 +1,3 @@
-import type { BulkResponse, BulkResponseItem } from '@elastic/elasticsearch/lib/api/types';
 import { createEmbedder, type Embedder, type LlmClient } from '@engram/ai';
 import type { PromptSubmitted } from '@engram/contracts';
 import {
@@ -16,13 +15,11 @@ import {
 import {
   decodeEvent,
   SqliteRetrievalStore,
+  sqliteStoreWriter,
   type AppendRecord,
   type LogRecord,
-  type RetrievalStoreOperation,
-  type RetrievalWriteResult,
   type SqliteEventLog,
 } from '@engram/embedded';
-import { BulkWriter, type BulkSend, type RetrievalIndexNames } from '@engram/elasticsearch';
 import type { DeliveredOrTombstone } from '@engram/kafka';
 import { Logger } from '@nestjs/common';
 import { CachingEmbedder } from './caching-embedder';
@@ -42,13 +39,6 @@ import { DEFAULT_RETRIEVAL_TOPICS, type RetrievalTopics } from './retrieval-topi
 // Retrieval in embedded mode (SPEC §2): the distributed indexer's RetrievalIndexer — same plans,
 // same document builders, same embedding — writing into the SQLite retrieval store instead of
 // Elasticsearch, fed from the embedded log; and RecallService reading that store.
-
-/** In the SQLite store the "index" of an operation is the tier itself. */
-export const EMBEDDED_INDEX_NAMES: RetrievalIndexNames = {
-  memories: 'memories',
-  episodes: 'episodes',
-  turns: 'turns',
-};
 
 /**
  * The embedder of a machine without the model: no vectors at all. Documents are indexed without
@@ -97,8 +87,7 @@ export function createEmbeddedRecallStack(options: {
   hyde?: LlmClient | null;
 }): RecallStack {
   const { store, embedder } = options;
-  const writer = new BulkWriter(sqliteBulkSend(store));
-  const indexer = new RetrievalIndexer(EMBEDDED_INDEX_NAMES, embedder, writer);
+  const indexer = new RetrievalIndexer(embedder, sqliteStoreWriter(store));
   return recallStackOn(
     sqliteRecallStore(store),
     embedder,
@@ -111,55 +100,6 @@ export function createEmbeddedRecallStack(options: {
     },
     options.hyde ?? null,
   );
-}
-
-// ---- the bulk writer's transport, on SQLite ----
-
-/** NDJSON bulk lines back into operations (the writer serialises each operation once). */
-function operationsOfLines(lines: readonly string[]): RetrievalStoreOperation[] {
-  const operations: RetrievalStoreOperation[] = [];
-  for (let i = 0; i < lines.length; i += 1) {
-    const meta = JSON.parse(lines[i]) as Record<
-      'index' | 'delete',
-      { _index: string; _id: string }
-    >;
-    if (meta.index) {
-      const document = JSON.parse(lines[(i += 1)]) as object;
-      operations.push({ action: 'index', index: meta.index._index, id: meta.index._id, document });
-    } else {
-      operations.push({ action: 'delete', index: meta.delete._index, id: meta.delete._id });
-    }
-  }
-  return operations;
-}
-
-function responseItem(op: RetrievalStoreOperation, result: RetrievalWriteResult) {
-  const item: BulkResponseItem = {
-    _index: op.index,
-    _id: op.id,
-    status: result === 'created' ? 201 : result === 'not_found' ? 404 : 200,
-    result,
-  };
-  return op.action === 'index' ? { index: item } : { delete: item };
-}
-
-/**
- * The BulkWriter's transport on the SQLite store: a bulk request is one SQLite transaction, its
- * answer the per-item results Elasticsearch would give, so the writer's accounting (indexed,
- * deleted, already absent) and error classification work unchanged.
- */
-export function sqliteBulkSend(store: SqliteRetrievalStore): BulkSend {
-  return (lines) => {
-    const operations = operationsOfLines(lines);
-    return new Promise<BulkResponse>((resolve) => {
-      const results = store.write(operations);
-      resolve({
-        took: 0,
-        errors: false,
-        items: operations.map((op, i) => responseItem(op, results[i])),
-      });
-    });
-  };
 }
 
 // ---- an at-least-once consumer of the embedded log, tombstones included ----
@@ -418,8 +358,7 @@ export function startEmbeddedRetrieval(options: EmbeddedRetrievalOptions): Embed
   log.ensureTopic(topics.prompts, partitions, { withDeadLetter: true });
   const store = SqliteRetrievalStore.open({ dataDir: options.dataDir });
   const embedder = new CachingEmbedder(options.embedder);
-  const writer = new BulkWriter(sqliteBulkSend(store));
-  const indexer = new RetrievalIndexer(EMBEDDED_INDEX_NAMES, embedder, writer);
+  const indexer = new RetrievalIndexer(embedder, sqliteStoreWriter(store));
   const codecs = retrievalCodecs(topics);
   const consumer = new EmbeddedSinkConsumer(log, {
     groupId,

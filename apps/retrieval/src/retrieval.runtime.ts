@@ -2,6 +2,7 @@ import type { Embedder } from '@engram/ai';
 import type { BackoffOptions, IdleMergePolicy } from '@engram/core';
 import {
   BulkWriter,
+  elasticsearchStoreWriter,
   createElasticsearchClient,
   DEFAULT_BULK_LIMITS,
   ensureRetrievalIndices,
@@ -125,7 +126,7 @@ export async function startRetrievalIndexer(
 
     const embedder = new CachingEmbedder(options.embedder, { batchSize: options.embedBatchSize });
     const writer = BulkWriter.forClient(client, options.bulk ?? DEFAULT_BULK_LIMITS);
-    const indexer = new RetrievalIndexer(indices, embedder, writer);
+    const indexer = new RetrievalIndexer(embedder, elasticsearchStoreWriter(writer, indices));
     deadLetters = new DeadLetterWriter(kafka, 'retrieval');
     await deadLetters.connect();
     const consumer = subscribeIndexer(

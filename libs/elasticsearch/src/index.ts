@@ -10,3 +10,4 @@ export * from './retrieval-listing';
 export * from './reembed-documents';
 export * from './idle-merger';
 export * from './access-counter-mirror';
+export * from './retrieval-writer';

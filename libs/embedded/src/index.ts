@@ -5,6 +5,7 @@ export * from './sqlite-event-log.adapter';
 export * from './sqlite-schema';
 export * from './sqlite-observer-graph';
 export * from './sqlite-retrieval-store';
+export * from './sqlite-retrieval-writer';
 export * from './vector-index';
 export * from './vector-index-reembed';
 export * from './private-files';

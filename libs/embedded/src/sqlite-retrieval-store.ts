@@ -35,7 +35,7 @@ import { blobVector } from './vector-index-exact';
 export const RETRIEVAL_STORE_TIERS = ['memories', 'episodes', 'turns'] as const;
 export type RetrievalStoreTier = (typeof RETRIEVAL_STORE_TIERS)[number];
 
-/** A write by explicit id: libs/elasticsearch's BulkOperation, with the tier as its `index`. */
+/** A write by explicit id, the tier as its `index` (the indexer's go through sqliteStoreWriter). */
 export type RetrievalStoreOperation =
   | { action: 'index'; index: string; id: string; document: object }
   | { action: 'delete'; index: string; id: string };

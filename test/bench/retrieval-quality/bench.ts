@@ -19,8 +19,7 @@ import {
   type RankingConfigOverrides,
   type UniversalPhase,
 } from '@engram/core';
-import { SqliteRetrievalStore } from '@engram/embedded';
-import { BulkWriter } from '@engram/elasticsearch';
+import { SqliteRetrievalStore, sqliteStoreWriter } from '@engram/embedded';
 import { CachingEmbedder } from '../../../apps/retrieval/src/caching-embedder';
 import {
   candidatesPerList,
@@ -28,11 +27,7 @@ import {
   RecallService,
 } from '../../../apps/retrieval/src/recall.service';
 import { RetrievalIndexer } from '../../../apps/retrieval/src/retrieval-indexer';
-import {
-  EMBEDDED_INDEX_NAMES,
-  sqliteBulkSend,
-  sqliteRecallStore,
-} from '../../../apps/retrieval/src/retrieval.embedded';
+import { sqliteRecallStore } from '../../../apps/retrieval/src/retrieval.embedded';
 import {
   delivered,
   memoryRecord,
@@ -205,11 +200,7 @@ async function main(): Promise<void> {
   try {
     const embedder = await createEmbedder();
     const indexStarted = performance.now();
-    const indexer = new RetrievalIndexer(
-      EMBEDDED_INDEX_NAMES,
-      embedder,
-      new BulkWriter(sqliteBulkSend(store)),
-    );
+    const indexer = new RetrievalIndexer(embedder, sqliteStoreWriter(store));
     await indexer.handleMemories(
       entries.map((entry) => delivered(memoryOf(entry), { key: entry.id })),
     );

@@ -6,14 +6,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BulkWriter } from '@engram/elasticsearch';
-import { SqliteRetrievalStore } from '@engram/embedded';
-import {
-  RetrievalIndexer,
-  EMBEDDED_INDEX_NAMES,
-  LEXICAL_ONLY_EMBEDDER,
-  sqliteBulkSend,
-} from '@engram/app-retrieval';
+import { SqliteRetrievalStore, sqliteStoreWriter } from '@engram/embedded';
+import { RetrievalIndexer, LEXICAL_ONLY_EMBEDDER } from '@engram/app-retrieval';
 import {
   PROJECT,
   TENANT,
@@ -384,11 +378,7 @@ describe('embeddedHookMemory', () => {
     expect(await embeddedHookMemory(join(dir, 'no-store'))).toBeNull();
     const dataDir = join(dir, 'data');
     const store = SqliteRetrievalStore.open({ dataDir });
-    const indexer = new RetrievalIndexer(
-      EMBEDDED_INDEX_NAMES,
-      LEXICAL_ONLY_EMBEDDER,
-      new BulkWriter(sqliteBulkSend(store)),
-    );
+    const indexer = new RetrievalIndexer(LEXICAL_ONLY_EMBEDDER, sqliteStoreWriter(store));
     await indexRpcCorpus(indexer, rpcCorpus(Date.now()));
     store.close();
     const memory = (await embeddedHookMemory(dataDir))!;

@@ -4,17 +4,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TenantTokens } from '@engram/core';
-import { BulkWriter } from '@engram/elasticsearch';
-import { SqliteEventLog, SqliteEventLogAdapter, SqliteRetrievalStore } from '@engram/embedded';
+import {
+  SqliteEventLog,
+  SqliteEventLogAdapter,
+  SqliteRetrievalStore,
+  sqliteStoreWriter,
+} from '@engram/embedded';
 import { contractEmbedder } from '../../../../libs/core/src/ports/testing/recall-store.contract';
 import { serveRecallGrpc } from '../recall.runtime';
 import { publishRecordsTo, publishTombstonesTo } from '../record-publisher';
 import { RetrievalIndexer } from '../retrieval-indexer';
-import {
-  createEmbeddedRecallStack,
-  EMBEDDED_INDEX_NAMES,
-  sqliteBulkSend,
-} from '../retrieval.embedded';
+import { createEmbeddedRecallStack } from '../retrieval.embedded';
 import { contractGraph } from './recall-rpcs.suite';
 import { indexRpcCorpus, rpcCorpus } from './rpc-corpus';
 
@@ -47,11 +47,7 @@ export async function startEmbeddedRpcServer(
     await events.ensureTopic({ topic, partitions: 2, compacted });
   }
   const embedder = contractEmbedder();
-  const indexer = new RetrievalIndexer(
-    EMBEDDED_INDEX_NAMES,
-    embedder,
-    new BulkWriter(sqliteBulkSend(store)),
-  );
+  const indexer = new RetrievalIndexer(embedder, sqliteStoreWriter(store));
   await indexRpcCorpus(indexer, rpcCorpus(Date.now()));
   const stack = createEmbeddedRecallStack({
     ranking: DEFAULT_RANKING_CONFIG,

@@ -108,3 +108,39 @@ export interface RecallStore {
    */
   list<S>(tier: RecallTier, query: StoreListQuery): Promise<StoreListed<S>[]>;
 }
+
+// ---- the write side: what the indexer asks of a store ----
+
+/** An idempotent write by explicit id: `upsert` replaces the tier's document, `delete` removes it. */
+export type StoreWrite =
+  | {
+      readonly action: 'upsert';
+      readonly tier: RecallTier;
+      readonly id: string;
+      readonly document: object;
+    }
+  | { readonly action: 'delete'; readonly tier: RecallTier; readonly id: string };
+
+export interface StoreWriteReport {
+  /** Round trips to the store. */
+  requests: number;
+  indexed: number;
+  deleted: number;
+  /** Deletes of documents that were not there (a replayed tombstone): success. */
+  alreadyAbsent: number;
+}
+
+/**
+ * The indexer's side of the store. `write` applies the writes in order and returns only when
+ * every one was applied; otherwise it throws a classified error (DownstreamUnavailableError:
+ * retry; a rejected document: dead-letter). Every write is idempotent.
+ */
+export interface RecallStoreWriter {
+  write(writes: readonly StoreWrite[]): Promise<StoreWriteReport>;
+  /**
+   * Where a store keeps the memories' access counters apart (Elasticsearch): removes those of
+   * deleted memories, so a memory re-created under the same id starts uncounted. Absent: the
+   * counters go with the memory.
+   */
+  deleteAccessCounters?(memoryIds: readonly string[]): Promise<StoreWriteReport>;
+}
