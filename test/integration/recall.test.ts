@@ -1,3 +1,4 @@
+import { DEFAULT_RANKING_CONFIG } from '@engram/core';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -291,7 +292,7 @@ describe('recall on real Elasticsearch (BM25 + kNN, fused and phase-weighted)', 
     ];
     await BulkWriter.forClient(es).write(operations);
     await es.indices.refresh({ index: Object.values(indices) });
-    stack = createRecallStack({ client: es, indices, embedder });
+    stack = createRecallStack({ ranking: DEFAULT_RANKING_CONFIG, client: es, indices, embedder });
     // GetFileNeighbors reads the observer graph through its port: here the embedded adapter
     // (the Neo4j one passes the same contract suite), seeded with the contract's sessions.
     graphDir = await mkdtemp(join(tmpdir(), 'engram-recall-graph-'));
@@ -301,6 +302,7 @@ describe('recall on real Elasticsearch (BM25 + kNN, fused and phase-weighted)', 
     }
     const port = await freePort();
     server = await startRecallServer({
+      ranking: DEFAULT_RANKING_CONFIG,
       neighbours: graph,
       elasticsearchUrl: infra.elasticsearchUrl,
       embedder,

@@ -1,3 +1,4 @@
+import { DEFAULT_RANKING_CONFIG } from '@engram/core';
 import type { Client } from '@elastic/elasticsearch';
 import { chunk, createEmbedder, percentile as nearestRank, type Embedder } from '@engram/ai';
 import type { Memory, MemoryType } from '@engram/contracts';
@@ -890,6 +891,7 @@ async function measureRun(
   const { embedder, counts } = queryEmbedder([...queries, ...warmup], model);
   const url = `127.0.0.1:${await freeLoopbackPort()}`;
   const server = await startRecallServer({
+    ranking: DEFAULT_RANKING_CONFIG,
     elasticsearchUrl: options.elasticsearchUrl,
     embedder,
     indexPrefix: options.indexPrefix,
