@@ -4,7 +4,7 @@
 //   apps/engram ──▶ apps/{segmenter,observer,distiller,retrieval}   (through @engram/app-* only)
 //        │                        │
 //        ▼                        ▼
-//   libs/{kafka,elasticsearch,neo4j,embedded,ai,config,grpc}   (adapters; never import apps)
+//   libs/{kafka,elasticsearch,neo4j,embedded,ai,config,grpc,metrics}   (adapters; never import apps)
 //        │
 //        ▼
 //   libs/core (pure: no I/O, no drivers) ──▶ libs/contracts (schemas) ──▶ libs/errors

@@ -16,6 +16,7 @@ const libs = [
   'embedded',
   'ai',
   'grpc',
+  'metrics',
 ];
 // Apps other apps may import, through their public entry (src/index.ts; src/testing/index.ts for
 // test helpers) only: `@engram/app-retrieval`, `@engram/app-retrieval/testing`, ….

@@ -1,10 +1,15 @@
 import 'reflect-metadata';
+import { MetricsModule } from '@engram/metrics';
 import { NestFactory } from '@nestjs/core';
 import { DistillerModule } from './distiller.module';
 
 /** The distiller service (SPEC §8): `node dist/apps/distiller/src/main.js`. */
 async function main(): Promise<void> {
-  const app = await NestFactory.createApplicationContext(DistillerModule);
+  // MetricsModule: /metrics, /healthz and /readyz on ENGRAM_METRICS_HOST:ENGRAM_METRICS_PORT.
+  const app = await NestFactory.createApplicationContext({
+    module: DistillerModule,
+    imports: [MetricsModule],
+  });
   // Exit 0 once the service has stopped (by default Nest re-sends itself the signal).
   app.enableShutdownHooks(undefined, { useProcessExit: true });
 }

@@ -1,6 +1,12 @@
 import type { Embedder } from '@engram/ai';
 import type { EngramConfig } from '@engram/config';
 import type { SegmentationMode, TenantTokens } from '@engram/core';
+import {
+  processMetrics,
+  serveMetrics,
+  type MetricsAddress,
+  type MetricsServer,
+} from '@engram/metrics';
 import { Logger } from '@nestjs/common';
 import { SqliteEventLog, SqliteEventLogAdapter, SqliteObserverGraph } from '@engram/embedded';
 import {
@@ -56,6 +62,11 @@ export interface EmbeddedServicesOptions {
    * Absent: no server (`engram demo`, tests).
    */
   review?: { url: string; tokens: TenantTokens | null };
+  /**
+   * Serve /metrics, /healthz and /readyz here (`engram start`: EngramConfig.metrics; port 0: any
+   * free port). Absent or null: no server (`engram demo`, tests); the metrics are recorded anyway.
+   */
+  metrics?: MetricsAddress | null;
 }
 
 export interface EmbeddedServices {
@@ -68,6 +79,8 @@ export interface EmbeddedServices {
   retrieval: EmbeddedRetrieval;
   /** The review API, when `review` was given. */
   review: ReviewServer | null;
+  /** The metrics and health server, when `metrics` was given and its port was free. */
+  metrics: MetricsServer | null;
   /** Names for people: what runs. */
   running: string[];
   stop(): Promise<void>;
@@ -83,6 +96,7 @@ export async function startEmbeddedServices(
 ): Promise<EmbeddedServices> {
   const { config, dataDir } = options;
   const log = SqliteEventLog.open({ dataDir });
+  const removeLogCheck = processMetrics().readiness.add('event log', () => log.isOpen);
   // One configuration for both modes: the same sections as the distributed services' (DI).
   const settings = config.observer;
   const graph = SqliteObserverGraph.open({ dataDir, rule: settings });
@@ -139,6 +153,7 @@ export async function startEmbeddedServices(
     await segmenter.stop();
     graph.close();
     log.close();
+    removeLogCheck();
   };
   let review: ReviewServer | null = null;
   if (options.review) {
@@ -149,6 +164,7 @@ export async function startEmbeddedServices(
       throw error;
     }
   }
+  const metrics = await serveMetrics(options.metrics ?? null);
   return {
     log,
     graph,
@@ -157,8 +173,10 @@ export async function startEmbeddedServices(
     distiller,
     retrieval,
     review,
+    metrics,
     running: ['segmenter', 'observer', 'distiller', 'retrieval indexer'],
     async stop() {
+      await metrics?.stop();
       await review?.stop();
       await stopServices();
     },

@@ -1,10 +1,15 @@
 import 'reflect-metadata';
+import { MetricsModule } from '@engram/metrics';
 import { NestFactory } from '@nestjs/core';
 import { ObserverModule } from './observer.module';
 
 /** The observer service (SPEC §5): `node dist/apps/observer/src/main.js`. */
 async function main(): Promise<void> {
-  const app = await NestFactory.createApplicationContext(ObserverModule);
+  // MetricsModule: /metrics, /healthz and /readyz on ENGRAM_METRICS_HOST:ENGRAM_METRICS_PORT.
+  const app = await NestFactory.createApplicationContext({
+    module: ObserverModule,
+    imports: [MetricsModule],
+  });
   // Exit 0 once the service has stopped (by default Nest re-sends itself the signal).
   app.enableShutdownHooks(undefined, { useProcessExit: true });
 }

@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { MetricsModule } from '@engram/metrics';
 import { NestFactory } from '@nestjs/core';
 import { RecallServerModule } from './recall.module';
 import { RetrievalModule } from './retrieval.module';
@@ -7,7 +8,8 @@ import { RetrievalModule } from './retrieval.module';
 async function main(): Promise<void> {
   const app = await NestFactory.createApplicationContext({
     module: RetrievalModule,
-    imports: [RecallServerModule],
+    // MetricsModule: /metrics, /healthz and /readyz on ENGRAM_METRICS_HOST:ENGRAM_METRICS_PORT.
+    imports: [RecallServerModule, MetricsModule],
   });
   // Exit 0 once the service has stopped (by default Nest re-sends itself the signal).
   app.enableShutdownHooks(undefined, { useProcessExit: true });

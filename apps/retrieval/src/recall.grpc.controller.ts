@@ -3,6 +3,7 @@ import type { TenantTokens } from '@engram/core';
 import { Controller, Inject } from '@nestjs/common';
 import { GrpcMethod } from '@nestjs/microservices';
 import { requestTenant, type recallv1 } from '@engram/grpc';
+import { processMetrics } from '@engram/metrics';
 import { toRpcException } from './recall-errors';
 import { recallInputFromMessage, recallResponseMessage } from './recall-proto';
 import { RecallService } from './recall.service';
@@ -24,9 +25,11 @@ export class RecallGrpcController {
     metadata: Metadata,
   ): Promise<recallv1.RecallResponse> {
     try {
-      const tenant = requestTenant(this.tokens, metadata, request.scope);
-      const answer = await this.service.recall(recallInputFromMessage(request, tenant));
-      return recallResponseMessage(answer);
+      return await processMetrics().timeRecall(async () => {
+        const tenant = requestTenant(this.tokens, metadata, request.scope);
+        const answer = await this.service.recall(recallInputFromMessage(request, tenant));
+        return recallResponseMessage(answer);
+      });
     } catch (error) {
       throw toRpcException(error);
     }

@@ -16,11 +16,13 @@ import {
   decodeEvent,
   SqliteRetrievalStore,
   sqliteStoreWriter,
+  watchEmbeddedConsumer,
   type AppendRecord,
   type LogRecord,
   type SqliteEventLog,
 } from '@engram/embedded';
 import type { DeliveredOrTombstone } from '@engram/kafka';
+import { processMetrics } from '@engram/metrics';
 import { Logger } from '@nestjs/common';
 import { CachingEmbedder } from './caching-embedder';
 import type { PublishTombstones } from './feedback.service';
@@ -110,6 +112,12 @@ interface SinkRoute {
   tombstones: boolean;
 }
 
+/** A record the sink could not take, and why. */
+interface SinkDeadLetter {
+  record: LogRecord;
+  error: unknown;
+}
+
 interface SinkOptions {
   groupId: string;
   retry: BackoffOptions;
@@ -134,6 +142,7 @@ export class EmbeddedSinkConsumer {
   private loops: Promise<void>[] = [];
   private running = false;
   private stopWatch?: () => void;
+  private stopMetrics?: () => void;
   readonly counters = { processed: 0, deadLettered: 0, retries: 0 };
 
   constructor(
@@ -166,6 +175,8 @@ export class EmbeddedSinkConsumer {
     this.stopWatch = this.log.onAppend((topic) => {
       if (this.routes.has(topic)) this.wakeUp();
     });
+    const { groupId } = this.options;
+    this.stopMetrics = watchEmbeddedConsumer(this.log, groupId, this.positions, () => this.running);
     this.loops = [...this.routes.values()].map((route) => this.pollLoop(route));
   }
 
@@ -173,6 +184,7 @@ export class EmbeddedSinkConsumer {
   async stop(): Promise<void> {
     this.running = false;
     this.stopWatch?.();
+    this.stopMetrics?.();
     this.wakeUp();
     await Promise.all(this.loops);
   }
@@ -209,33 +221,60 @@ export class EmbeddedSinkConsumer {
       this.options.maxBatchRecords ?? 500,
     );
     if (records.length === 0) return false;
-    const letters: AppendRecord[] = [];
+    const batchDone = processMetrics().startBatch(this.options.groupId, route.codec.topic);
+    try {
+      return await this.processBatch(route, partition, positions, records);
+    } finally {
+      batchDone();
+    }
+  }
+
+  private async processBatch(
+    route: SinkRoute,
+    partition: number,
+    positions: number[],
+    records: LogRecord[],
+  ): Promise<boolean> {
+    const letters: SinkDeadLetter[] = [];
     const items: { record: LogRecord; item: DeliveredOrTombstone<unknown> }[] = [];
     for (const record of records) {
       try {
         items.push({ record, item: delivered(route, record) });
       } catch (error) {
-        letters.push(this.deadLetter(record, error));
+        letters.push({ record, error });
       }
     }
     const settled = await this.handle(route, items, letters);
     if (!settled) return false; // stopping: nothing committed, the batch comes again
     const next = records[records.length - 1].offset + 1;
+    const topic = route.codec.topic;
     this.log.transaction(() => {
-      if (letters.length > 0) this.log.append(deadLetterTopic(route.codec.topic), letters);
-      this.log.commitOffsets(this.options.groupId, route.codec.topic, new Map([[partition, next]]));
+      if (letters.length > 0) {
+        this.log.append(
+          deadLetterTopic(topic),
+          letters.map((letter) => this.deadLetter(letter)),
+        );
+      }
+      this.log.commitOffsets(this.options.groupId, topic, new Map([[partition, next]]));
     });
     positions[partition] = next;
-    this.counters.processed += items.length;
-    this.counters.deadLettered += letters.length;
+    this.recordCommitted(topic, items.length, letters);
     return true;
+  }
+
+  private recordCommitted(topic: string, processed: number, letters: SinkDeadLetter[]): void {
+    this.counters.processed += processed;
+    this.counters.deadLettered += letters.length;
+    const metrics = processMetrics();
+    metrics.recordConsumed(this.options.groupId, topic, processed);
+    for (const { error } of letters) metrics.recordDeadLetter(this.options.groupId, topic, error);
   }
 
   /** The batch, else record by record; failing records join `letters`. False: stopped. */
   private async handle(
     route: SinkRoute,
     items: { record: LogRecord; item: DeliveredOrTombstone<unknown> }[],
-    letters: AppendRecord[],
+    letters: SinkDeadLetter[],
   ): Promise<boolean> {
     if (items.length === 0) return true;
     const whole = await this.retry(route, items);
@@ -243,7 +282,7 @@ export class EmbeddedSinkConsumer {
     for (const one of items) {
       const single = await this.retry(route, [one]);
       if (single.kind === 'stopped') return false;
-      if (single.kind === 'dead-letter') letters.push(this.deadLetter(one.record, single.error));
+      if (single.kind === 'dead-letter') letters.push({ record: one.record, error: single.error });
     }
     return true;
   }
@@ -267,7 +306,7 @@ export class EmbeddedSinkConsumer {
     );
   }
 
-  private deadLetter(record: LogRecord, error: unknown): AppendRecord {
+  private deadLetter({ record, error }: SinkDeadLetter): AppendRecord {
     const source = {
       topic: record.topic,
       partition: record.partition,

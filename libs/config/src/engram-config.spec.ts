@@ -23,6 +23,15 @@ describe('parseConfig', () => {
     expect(bad).toThrow(/fix:/);
   });
 
+  it('should serve metrics on loopback port 9464 by default, and not at all on port 0', () => {
+    expect(parseConfig({}).metrics).toEqual({ host: '127.0.0.1', port: 9464 });
+    expect(
+      parseConfig({ ENGRAM_METRICS_HOST: '0.0.0.0', ENGRAM_METRICS_PORT: '9100' }).metrics,
+    ).toEqual({ host: '0.0.0.0', port: 9100 });
+    expect(parseConfig({ ENGRAM_METRICS_PORT: '0' }).metrics).toBeNull();
+    expect(() => parseConfig({ ENGRAM_METRICS_PORT: '70000' })).toThrow(/ENGRAM_METRICS_PORT/);
+  });
+
   it('should point recall clients at the loopback recall API, with an optional token', () => {
     expect(parseConfig({}).recall).toEqual({ grpcUrl: '127.0.0.1:50051', token: undefined });
     expect(

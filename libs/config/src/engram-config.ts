@@ -77,6 +77,12 @@ const envSchema = z.object({
   ENGRAM_LLM_BASE_URL: z.url().optional(),
   ENGRAM_LLM_MODEL: z.string().min(1).optional(),
   ENGRAM_LLM_API_KEY: z.string().min(1).optional(),
+  // 0 turns the metrics and health endpoint off.
+  ENGRAM_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
+  ENGRAM_METRICS_HOST: z
+    .string()
+    .regex(/^[\w.-]+$|^\[?[\da-fA-F:]+\]?$/, 'a host name or IP address')
+    .default('127.0.0.1'),
 });
 
 export interface EngramConfig {
@@ -142,6 +148,12 @@ export interface EngramConfig {
   grpc: { tokensFile?: string };
   /** An OpenAI-compatible chat endpoint (Ollama, vLLM, OpenAI); null: Engram runs without one. */
   llm: { baseUrl: string; model: string; apiKey?: string } | null;
+  /**
+   * Where the process serves Prometheus `/metrics`, `/healthz` and `/readyz` (libs/metrics):
+   * ENGRAM_METRICS_HOST (loopback by default; metrics hold no tenant data, so any address is
+   * allowed) and ENGRAM_METRICS_PORT (9464); null when the port is 0 (off).
+   */
+  metrics: { host: string; port: number } | null;
 }
 
 export class ConfigError extends Error {
@@ -226,6 +238,10 @@ export function parseConfig(
             apiKey: e.ENGRAM_LLM_API_KEY,
           }
         : null,
+    metrics:
+      e.ENGRAM_METRICS_PORT === 0
+        ? null
+        : { host: e.ENGRAM_METRICS_HOST.replace(/^\[|\]$/g, ''), port: e.ENGRAM_METRICS_PORT },
   };
 }
 

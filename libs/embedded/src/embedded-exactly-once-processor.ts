@@ -12,7 +12,9 @@ import {
   type RetryHooks,
   type TopicCodec,
 } from '@engram/core';
+import { processMetrics } from '@engram/metrics';
 import { Logger } from '@nestjs/common';
+import { watchEmbeddedConsumer } from './consumer-metrics';
 import { decodeEvent, encodeEvent } from './json-event-codec';
 import {
   classifyStorageError,
@@ -78,6 +80,7 @@ export class EmbeddedExactlyOnceProcessor {
   private loops: Promise<void>[] = [];
   private running = false;
   private stopAppendWatch?: () => void;
+  private stopMetrics?: () => void;
 
   constructor(
     private readonly log: SqliteEventLog,
@@ -124,6 +127,12 @@ export class EmbeddedExactlyOnceProcessor {
     this.stopAppendWatch = this.log.onAppend((topic) => {
       if (this.routes.has(topic)) this.wakeUp();
     });
+    this.stopMetrics = watchEmbeddedConsumer(
+      this.log,
+      this.options.groupId,
+      this.positions,
+      () => this.running,
+    );
     this.options.onAssignment?.(assignment);
     this.loops = [...this.routes.keys()].map((topic) => this.pollLoop(topic));
   }
@@ -136,6 +145,8 @@ export class EmbeddedExactlyOnceProcessor {
     this.running = false;
     this.stopAppendWatch?.();
     this.stopAppendWatch = undefined;
+    this.stopMetrics?.();
+    this.stopMetrics = undefined;
     this.wakeUp();
     await Promise.all(this.loops);
     await this.turn;
@@ -213,6 +224,7 @@ export class EmbeddedExactlyOnceProcessor {
     partition: number,
     records: LogRecord[],
   ): Promise<void> {
+    const batchDone = processMetrics().startBatch(this.options.groupId, topic);
     const hooks: RetryHooks = {
       shouldContinue: () => this.running,
       heartbeat: () => Promise.resolve(),
@@ -232,7 +244,11 @@ export class EmbeddedExactlyOnceProcessor {
         deadLetters.push({ record, error });
       }
     }
-    await this.runTransaction(route, records, items, deadLetters, hooks);
+    try {
+      await this.runTransaction(route, records, items, deadLetters, hooks);
+    } finally {
+      batchDone();
+    }
   }
 
   /**
@@ -300,6 +316,15 @@ export class EmbeddedExactlyOnceProcessor {
     this.counters.transactions += 1;
     this.counters.processed += items.length;
     this.counters.deadLettered += deadLetters.length;
+    this.recordCommitted(topic, items.length, deadLetters);
+  }
+
+  private recordCommitted(topic: string, consumed: number, deadLetters: DeadLetter[]): void {
+    const metrics = processMetrics();
+    metrics.recordConsumed(this.options.groupId, topic, consumed);
+    for (const { error } of deadLetters) {
+      metrics.recordDeadLetter(this.options.groupId, topic, error);
+    }
   }
 
   /** The original record, unchanged, with headers naming the error and the source (SPEC §11). */

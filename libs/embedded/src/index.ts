@@ -1,3 +1,4 @@
+export * from './consumer-metrics';
 export * from './embedded-exactly-once-processor';
 export * from './json-event-codec';
 export * from './sqlite-event-log';

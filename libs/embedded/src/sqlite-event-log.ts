@@ -143,6 +143,11 @@ export class SqliteEventLog {
     if (this.db.open) this.db.close();
   }
 
+  /** False once closed (readiness checks). */
+  get isOpen(): boolean {
+    return this.db.open;
+  }
+
   /**
    * Runs `work` in one write transaction (BEGIN IMMEDIATE); appends and offset commits inside it
    * commit or roll back together. Nested calls join the outer transaction (as a savepoint).

@@ -1,6 +1,7 @@
 import type { Server } from '@grpc/grpc-js';
 import type { PackageDefinition } from '@grpc/proto-loader';
 import { ReflectionService } from '@grpc/reflection';
+import { processMetrics } from '@engram/metrics';
 import { HealthImplementation, type ServingStatusMap } from 'grpc-health-check';
 
 /** The fully qualified names of the services a package definition holds (e.g. `engram.recall.v1.Recall`). */
@@ -34,15 +35,17 @@ export function addHealthAndReflection(
 /**
  * Starts a gRPC microservice, turning grpc-js' "No address added … EADDRINUSE" into an error that
  * names the address, the setting that chose it and the fix: a taken port is the usual reason a
- * service dies at start-up (another Engram on the same machine).
+ * service dies at start-up (another Engram on the same machine). Once it listens, /readyz checks
+ * `grpc server <url>` until the server closes.
  */
 export async function listenOrExplain(
-  app: { listen(): Promise<unknown> },
+  app: { listen(): Promise<unknown>; close(): Promise<void> },
   url: string,
   setting: string,
 ): Promise<void> {
   try {
     await app.listen();
+    readyUntilClosed(app, `grpc server ${url}`);
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     const taken = reason.includes('EADDRINUSE');
@@ -52,4 +55,17 @@ export async function listenOrExplain(
       { cause: error },
     );
   }
+}
+
+/**
+ * Adds the readiness check `name` (libs/metrics' /readyz) for a server that listens now, and
+ * removes it when the server closes.
+ */
+function readyUntilClosed(app: { close(): Promise<void> }, name: string): void {
+  const remove = processMetrics().readiness.add(name, () => true);
+  const close = app.close.bind(app);
+  app.close = () => {
+    remove();
+    return close();
+  };
 }

@@ -1,4 +1,5 @@
 import { reliableProducerConfig } from './kafka-client';
+import { processMetrics } from '@engram/metrics';
 import { Logger } from '@nestjs/common';
 import {
   errorMessage,
@@ -27,6 +28,7 @@ import {
 } from './dead-letter-writer';
 import { decodeDelivered } from './delivered-event';
 import { EventEncoder } from './event-publisher';
+import { consumerReadiness, recordBatchLag } from './consumer-metrics';
 import { onRecordlessBatches, type RecordlessBatch } from './recordless-batches';
 import { PausingRetryHooks, retryUntilSettled, type Attempt, type RetryHooks } from './retry-loop';
 
@@ -71,6 +73,7 @@ export class ExactlyOnceProcessor {
   private turn: Promise<unknown> = Promise.resolve();
   /** This member's partitions per topic, as of the last rebalance. */
   private assignment: Record<string, number[]> = {};
+  private removeReadiness?: () => void;
 
   constructor(
     private readonly kafka: Kafka,
@@ -102,6 +105,7 @@ export class ExactlyOnceProcessor {
         ? { partitionAssigners: this.options.partitionAssigners }
         : {}),
     });
+    this.removeReadiness = consumerReadiness(this.consumer, this.options.groupId);
     this.consumer.on(this.consumer.events.GROUP_JOIN, ({ payload }) => {
       this.assignment = payload.memberAssignment;
       this.options.onAssignment?.(payload.memberAssignment);
@@ -122,6 +126,7 @@ export class ExactlyOnceProcessor {
   }
 
   async stop(): Promise<void> {
+    this.removeReadiness?.();
     await this.consumer?.disconnect();
     await this.producer?.disconnect();
     this.consumer = undefined;
@@ -211,6 +216,7 @@ export class ExactlyOnceProcessor {
 
   private async processBatch(payload: EachBatchPayload, route: Route): Promise<void> {
     const { batch } = payload;
+    const batchDone = processMetrics().startBatch(this.options.groupId, batch.topic);
     const hooks = new PausingRetryHooks(payload, (error, attempt, delayMs) => {
       this.counters.retries += 1;
       this.logger.warn(
@@ -227,8 +233,11 @@ export class ExactlyOnceProcessor {
         decoded.deadLetters,
         hooks,
       );
-      if (settled) payload.resolveOffset(batch.messages[batch.messages.length - 1].offset);
+      if (!settled) return;
+      payload.resolveOffset(batch.messages[batch.messages.length - 1].offset);
+      recordBatchLag(this.options.groupId, batch);
     } finally {
+      batchDone();
       hooks.resume();
     }
   }
@@ -307,6 +316,7 @@ export class ExactlyOnceProcessor {
     this.counters.transactions += 1;
     this.counters.processed += items.length;
     this.counters.deadLettered += deadLetters.length;
+    recordCommitted(this.options.groupId, batch.topic, items.length, deadLetters);
   }
 
   /**
@@ -386,6 +396,18 @@ export function chunkBySize(messages: Message[], maxBytes = 512 * 1024): Message
 function byteLength(value: Message['value'] | Message['key']): number {
   if (value === null || value === undefined) return 0;
   return typeof value === 'string' ? Buffer.byteLength(value) : value.length;
+}
+
+/** The committed batch's events and dead letters, in the process's metrics. */
+function recordCommitted(
+  groupId: string,
+  topic: string,
+  consumed: number,
+  deadLetters: DeadLetterRecord[],
+): void {
+  const metrics = processMetrics();
+  metrics.recordConsumed(groupId, topic, consumed);
+  for (const { error } of deadLetters) metrics.recordDeadLetter(groupId, topic, error);
 }
 
 function next(offset: string): string {

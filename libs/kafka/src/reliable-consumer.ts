@@ -1,3 +1,4 @@
+import { processMetrics } from '@engram/metrics';
 import { Logger } from '@nestjs/common';
 import { errorMessage, type BackoffOptions } from '@engram/core';
 import type { Batch, Consumer, EachBatchPayload, Kafka, KafkaMessage } from 'kafkajs';
@@ -9,6 +10,7 @@ import {
   type Delivered,
   type DeliveredOrTombstone,
 } from './delivered-event';
+import { consumerReadiness, recordBatchLag } from './consumer-metrics';
 import { onRecordlessBatches } from './recordless-batches';
 import { PausingRetryHooks, retryUntilSettled, type Attempt, type RetryHooks } from './retry-loop';
 import type { TopicCodec } from './topic-codec';
@@ -59,6 +61,7 @@ export class ReliableConsumer {
   private readonly logger = new Logger(ReliableConsumer.name);
   private readonly routes = new Map<string, Route>();
   private consumer?: Consumer;
+  private removeReadiness?: () => void;
   readonly counters: ConsumerCounters = { processed: 0, deadLettered: 0, retries: 0 };
 
   constructor(
@@ -98,6 +101,7 @@ export class ReliableConsumer {
   async start(): Promise<void> {
     const consumer = this.kafka.consumer({ groupId: this.options.groupId, readUncommitted: false });
     this.consumer = consumer;
+    this.removeReadiness = consumerReadiness(consumer, this.options.groupId);
     onRecordlessBatches(consumer, ({ topic, partition, nextOffset }) => {
       if (!this.routes.has(topic)) return;
       // Only progress: if it fails, the next batch's commit goes past the markers anyway.
@@ -123,6 +127,7 @@ export class ReliableConsumer {
 
   /** Graceful: lets the batch in hand finish (or abandon its retry), commits, leaves the group. */
   async stop(): Promise<void> {
+    this.removeReadiness?.();
     await this.consumer?.disconnect();
     this.consumer = undefined;
   }
@@ -131,6 +136,7 @@ export class ReliableConsumer {
     const { batch } = payload;
     const route = this.routes.get(batch.topic);
     if (!route || batch.messages.length === 0) return;
+    const batchDone = processMetrics().startBatch(this.options.groupId, batch.topic);
     const hooks = new PausingRetryHooks(payload, (error, attempt, delayMs) => {
       this.counters.retries += 1;
       this.logger.warn(
@@ -141,7 +147,9 @@ export class ReliableConsumer {
       const items = await this.decodeAll(route, batch, hooks);
       if (!items || !(await this.handleAll(route, items, batch, hooks))) return;
       await this.commit(batch, payload);
+      recordBatchLag(this.options.groupId, batch);
     } finally {
+      batchDone();
       hooks.resume();
     }
   }
@@ -182,14 +190,14 @@ export class ReliableConsumer {
     const whole = await this.retry(async () => route.handle(items), hooks);
     if (whole.kind === 'stopped') return false;
     if (whole.kind === 'done') {
-      this.counters.processed += items.length;
+      this.countProcessed(batch.topic, items.length);
       return true;
     }
     for (const item of items) {
       const single =
         items.length === 1 ? whole : await this.retry(async () => route.handle([item]), hooks);
       if (single.kind === 'stopped') return false;
-      if (single.kind === 'done') this.counters.processed += 1;
+      if (single.kind === 'done') this.countProcessed(batch.topic, 1);
       else if (
         !(await this.deadLetter(batch, messageAt(batch, item.offset), single.error, hooks))
       ) {
@@ -212,8 +220,15 @@ export class ReliableConsumer {
       () => this.deadLetters.write(deadLetterOf(batch, message, error)),
       hooks,
     );
-    if (written.kind === 'done') this.counters.deadLettered += 1;
-    return written.kind === 'done';
+    if (written.kind !== 'done') return false;
+    this.counters.deadLettered += 1;
+    processMetrics().recordDeadLetter(this.options.groupId, batch.topic, error);
+    return true;
+  }
+
+  private countProcessed(topic: string, count: number): void {
+    this.counters.processed += count;
+    processMetrics().recordConsumed(this.options.groupId, topic, count);
   }
 
   /**

@@ -63,6 +63,7 @@ async function startEmbedded(config: EngramConfig, dataDir: string, grpcUrl: str
     config,
     dataDir,
     review: { url: reviewUrl, tokens },
+    metrics: config.metrics,
   });
   let grpc: EmbeddedGrpc;
   try {
@@ -73,9 +74,10 @@ async function startEmbedded(config: EngramConfig, dataDir: string, grpcUrl: str
     process.exitCode = 1;
     return;
   }
+  const metrics = services.metrics ? `, metrics on ${services.metrics.url}/metrics` : '';
   new Logger('engram').log(
     `running embedded (${dataDir}): ${services.running.join(', ')}, the gRPC recall API ` +
-      `(${grpc.url}) and review API (${reviewUrl}). Feed it with \`engram replay --file …\`, ` +
+      `(${grpc.url}) and review API (${reviewUrl})${metrics}. Feed it with \`engram replay --file …\`, ` +
       'ask with `engram recall`, review with `engram review`; Ctrl-C stops it.',
   );
   const stop = async () => {
