@@ -1,5 +1,5 @@
 import { decodeReplayLine } from '@engram/contracts';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -150,10 +150,58 @@ describe('EmbeddingCache', () => {
   });
 });
 
-const datasetsDir =
-  process.env.ENGRAM_DATASETS ?? resolve(process.cwd(), '..', 'shared', 'datasets');
+/**
+ * A miniature copy of the public sets' formats, written here so the section runs end to end where
+ * ../shared/datasets is absent (a clone elsewhere); the real sets are used when present.
+ */
+function writeMiniatureDatasets(dir: string): string {
+  const topics = [
+    ['do you like dogs ?', 'i have two labradors at home', 'they love long walks in the park'],
+    ['what music do you play ?', 'mostly jazz piano these days', 'i practise scales every night'],
+    ['any plans for the holidays ?', 'we are flying to lisbon', 'the old town has great food'],
+  ];
+  const tiageDialogue = (shift: number) =>
+    topics
+      .slice(shift)
+      .concat(topics.slice(0, shift))
+      .flatMap((turns) => turns.map((text, index) => [text, index === 0 ? '1' : '0']));
+  mkdirSync(join(dir, 'tiage'), { recursive: true });
+  for (const split of ['train', 'dev']) {
+    const dialogues = Object.fromEntries(
+      [0, 1, 2].map((shift) => [String(shift), tiageDialogue(shift)]),
+    );
+    writeFileSync(join(dir, 'tiage', `anno_${split}.json`), JSON.stringify(dialogues));
+  }
+  const turn = (utterance: string, service: string, intent: string) => ({
+    speaker: 'USER',
+    utterance,
+    frames: [{ service, slots: [], actions: [], state: { active_intent: intent } }],
+  });
+  mkdirSync(join(dir, 'sgd-train'), { recursive: true });
+  for (const file of [...SGD_TUNING_FILES, ...SGD_DEV_FILES]) {
+    const dialogue = {
+      dialogue_id: `${file}_00000`,
+      services: ['Events_2', 'Buses_2'],
+      turns: [
+        turn('find me a concert this weekend', 'Events_2', 'FindEvents'),
+        turn('in berkeley please', 'Events_2', 'FindEvents'),
+        turn('book two tickets for it', 'Events_2', 'BuyEventTickets'),
+        turn('now i need a bus to get there from san jose', 'Buses_2', 'FindBus'),
+        turn('leaving at noon', 'Buses_2', 'FindBus'),
+      ],
+    };
+    writeFileSync(join(dir, 'sgd-train', `dialogues_${file}.json`), JSON.stringify([dialogue]));
+  }
+  return dir;
+}
 
-describe.runIf(existsSync(join(datasetsDir, 'tiage')))('runSegmentationQuality (quick)', () => {
+const publicDatasets =
+  process.env.ENGRAM_DATASETS ?? resolve(process.cwd(), '..', 'shared', 'datasets');
+const datasetsDir = existsSync(join(publicDatasets, 'tiage'))
+  ? publicDatasets
+  : writeMiniatureDatasets(join(scratch, 'datasets'));
+
+describe('runSegmentationQuality (quick)', () => {
   it('should score every set with the baselines and the methods, saying what was skipped', async () => {
     const section = await runSegmentationQuality({
       datasetsDir,
