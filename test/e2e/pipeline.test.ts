@@ -492,10 +492,14 @@ describe('engram start --distributed, end to end', () => {
     expect(hit.provenance.project_id).toBe(recording.projectId);
     expect(hit.provenance.session_ids).toEqual([recording.sessionId]);
     expect(hit.provenance.memory_id).toBe(memory.memory_id);
-    // Traced to the very prompt the user typed, and to the episode it opened.
+    // Traced to the very prompt the user typed, and to the episode holding it (hybrid
+    // segmentation keeps a correction in the work unit it corrects).
     expect(hit.provenance.event_ids).toContain(correction!.eventId);
-    const episode = episodes.find((e) => e.first_prompt_id === correction!.promptId);
-    expect(episode, 'the episode the correction opened').toBeDefined();
+    const promptId = correction!.promptId!;
+    const episode = episodes.find(
+      (e) => e.first_prompt_id <= promptId && promptId <= e.last_prompt_id,
+    );
+    expect(episode, 'the episode holding the correction').toBeDefined();
     expect(hit.provenance.episode_ids).toContain(episode!.episode_id);
   }, 70_000);
 
