@@ -1,13 +1,19 @@
 import type { Embedder } from '@engram/ai';
 import { codecOnTopic, contractCodec } from '@engram/kafka';
 import {
+  CompactedView,
   errorMessage,
+  memoriesByFileOn,
   startSweepTimer,
   redactSecrets,
   type ObserverSettings,
   type ObserverGraphStore,
 } from '@engram/core';
-import { EmbeddedExactlyOnceProcessor, type SqliteEventLog } from '@engram/embedded';
+import {
+  EmbeddedExactlyOnceProcessor,
+  SqliteEventLogAdapter,
+  type SqliteEventLog,
+} from '@engram/embedded';
 import { Logger } from '@nestjs/common';
 import { DEFAULT_OBSERVER_GROUP, observerCodecs } from './observer.runtime';
 import { DEFAULT_OBSERVER_TOPICS, ObserverStage, type ObserverTopics } from './observer.stage';
@@ -89,12 +95,15 @@ export async function startEmbeddedObserver(
     redact: (text) => redactSecrets(text).text,
     ...(options.sessionIdleMs !== undefined && { sessionIdleMs: options.sessionIdleMs }),
   });
+  const memories = codecOnTopic(contractCodec('memory.memories.v1'), topics.memories);
   const promotion = new ProjectPromotionStage({
     settings,
     stateTopic: topics.projectState,
-    memories: codecOnTopic(contractCodec('memory.memories.v1'), topics.memories),
+    memories,
     restore: restoreFrom(topics.projectState),
     ...(options.embedder && { embedder: options.embedder }),
+    // Commits' renames and deletions rewrite the memories about those files (issue #20).
+    memoriesByFile: memoriesByFileOn(new CompactedView(new SqliteEventLogAdapter(log), memories)),
   });
   const episodeFeed = episodeFeedStage(projectWorkCodec(topics.projectWork));
   const codecs = observerCodecs(topics);

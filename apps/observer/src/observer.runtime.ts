@@ -1,7 +1,9 @@
 import type { Embedder } from '@engram/ai';
 import {
+  CompactedView,
   DownstreamUnavailableError,
   errorMessage,
+  memoriesByFileOn,
   redactSecrets,
   startSweepTimer,
   type ObserverSettings,
@@ -15,6 +17,7 @@ import {
   DeadLetterWriter,
   ensureTopics,
   ExactlyOnceProcessor,
+  KafkaEventLog,
   readChangelog,
   registerContractSchemas,
   codecOnTopic,
@@ -208,10 +211,16 @@ export async function startObserver(options: ObserverRuntimeOptions): Promise<Ob
     ...(options.projectRootOf && { projectRootOf: options.projectRootOf }),
     ...(options.sessionIdleMs !== undefined && { sessionIdleMs: options.sessionIdleMs }),
   });
+  const memories = codecOnTopic(contractCodec('memory.memories.v1'), topics.memories);
+  // Commits' renames and deletions rewrite the memories about those files (issue #20): the
+  // compacted memory topic, read (read_committed) only when a commit renamed or deleted files.
+  const memoryLog = new KafkaEventLog(kafka, registry);
+  await memoryLog.connect();
   const promotion = new ProjectPromotionStage({
     settings,
     stateTopic: topics.projectState,
-    memories: codecOnTopic(contractCodec('memory.memories.v1'), topics.memories),
+    memories,
+    memoriesByFile: memoriesByFileOn(new CompactedView(memoryLog, memories)),
     restore: (partitions) => readChangelog(kafka, topics.projectState, partitions),
     ...(options.embedder && { embedder: options.embedder }),
     ...(options.synthesiser && { synthesiser: options.synthesiser }),
@@ -252,6 +261,7 @@ export async function startObserver(options: ObserverRuntimeOptions): Promise<Ob
       await sweeper.stop();
       await processor.stop();
       await deadLetters.disconnect();
+      await memoryLog.disconnect();
       await admin.disconnect();
       await driver.close();
     },

@@ -1,6 +1,7 @@
 import type { LifecycleEvent, ToolCallObserved, Typed } from '@engram/contracts';
 import {
   addCommit,
+  commitFileChanges,
   consolidationCandidates,
   addNote,
   endedSessionExpired,
@@ -519,10 +520,14 @@ export class ObserverStage {
         );
         return;
       }
-      case 'CommitMade':
+      case 'CommitMade': {
         addCommit(pad().pad, event, root);
         pad().changed = true;
+        // Renames and deletions move or stale the project's memories: the project stage's work.
+        const changes = commitFileChanges(event, root);
+        if (changes) (work.projectOf(session.record).fileChanges ??= []).push(changes);
         return;
+      }
       case 'RememberRequested':
         addNote(pad().pad, { ...event, text: this.options.redact(event.text) }, root);
         pad().changed = true;
@@ -533,7 +538,7 @@ export class ObserverStage {
         return;
       case 'CompactionPending':
       case 'FileManifest':
-        // Not the observer's yet (FileManifest drives staleness, a later slice).
+        // Not the observer's yet (the FileManifest sweep of issue #20 is a later slice).
         return;
     }
   }

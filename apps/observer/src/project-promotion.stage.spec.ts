@@ -11,6 +11,7 @@ import {
 import type { ObserverGraphBatch } from '@engram/neo4j';
 import { Type, type Schema } from 'avsc';
 import { describe, expect, it } from 'vitest';
+import { memory as memoryFixture } from '../../../libs/core/src/retrieval/testing/fixtures';
 import { DEFAULT_OBSERVER_TOPICS, ObserverStage } from './observer.stage';
 import { episodeFeedStage } from './episode-feed.stage';
 import { ProjectPromotionStage } from './project-promotion.stage';
@@ -334,5 +335,96 @@ describe('ProjectPromotionStage', () => {
     await p.calls(resumed);
     await p.promote();
     expect(p.graph.length).toBe(again);
+  });
+});
+
+describe('ProjectPromotionStage: commits rename and delete files (issue #20)', () => {
+  const LEGACY = 'src/auth/legacy.ts';
+  const about = (memoryId: string, relatedFiles: string[]): Memory =>
+    memoryFixture({ memoryId, ...ACME, relatedFiles });
+  const changes = (
+    eventId: string,
+    renamed: { from: string; to: string }[],
+    deleted: string[],
+  ) => ({
+    eventId,
+    ...ACME,
+    sha: eventId,
+    at: T0 + HOUR,
+    renamed,
+    deleted,
+  });
+  const delivered = (work: Partial<ProjectWork>, offset: number): Delivered<ProjectWork> => ({
+    event: {
+      v: 1,
+      ...ACME,
+      signals: [],
+      summaries: [],
+      promotions: [],
+      ...work,
+    },
+    topic: DEFAULT_OBSERVER_TOPICS.projectWork,
+    partition: 0,
+    offset: String(offset),
+    key: null,
+    headers: undefined,
+  });
+
+  it('should write the next versions of the memories the commits change, newest first in the batch', async () => {
+    const committed = [about('a', [SESSION]), about('b', [LEGACY]), about('c', [TOKEN])];
+    const asked: string[][] = [];
+    const stage = new ProjectPromotionStage({
+      settings: observerSettings(),
+      stateTopic: DEFAULT_OBSERVER_TOPICS.projectState,
+      memories: contractCodec('memory.memories.v1'),
+      restore: () => Promise.resolve(new Map()),
+      memoriesByFile: {
+        memoriesAbout: (_scope, paths) => {
+          asked.push([...paths]);
+          return Promise.resolve(
+            committed.filter((m) => m.relatedFiles.some((f) => paths.includes(f))),
+          );
+        },
+      },
+    });
+    const outputs = await stage.transform([
+      delivered(
+        { fileChanges: [changes('c1', [{ from: SESSION, to: 'src/auth/sessions.ts' }], [LEGACY])] },
+        0,
+      ),
+      // In the same batch, a second commit moves it again: the batch's version is the newer one.
+      delivered(
+        {
+          fileChanges: [
+            changes('c2', [{ from: 'src/auth/sessions.ts', to: 'src/sessions.ts' }], []),
+          ],
+        },
+        1,
+      ),
+    ]);
+    const written = validMemories(outputs[0] as StageOutput<Typed<'Memory'>>);
+    expect(written.map((m) => [m.memoryId, m.relatedFiles, m.staleAt])).toEqual([
+      ['a', ['src/auth/sessions.ts'], null],
+      ['b', [LEGACY], T0 + HOUR],
+      ['a', ['src/sessions.ts'], null],
+    ]);
+    expect(written[2].tags).toEqual(
+      expect.arrayContaining([`renamed-from:${SESSION}`, 'renamed-from:src/auth/sessions.ts']),
+    );
+    expect(asked).toEqual([[SESSION, LEGACY], ['src/auth/sessions.ts']]);
+    expect(stage.counters.revisedForFiles).toBe(3);
+  });
+
+  it('should leave memories alone without a lookup', async () => {
+    const stage = new ProjectPromotionStage({
+      settings: observerSettings(),
+      stateTopic: DEFAULT_OBSERVER_TOPICS.projectState,
+      memories: contractCodec('memory.memories.v1'),
+      restore: () => Promise.resolve(new Map()),
+    });
+    const outputs = await stage.transform([
+      delivered({ fileChanges: [changes('c1', [], [LEGACY])] }, 0),
+    ]);
+    expect((outputs[0] as StageOutput<Typed<'Memory'>>).events).toEqual([]);
   });
 });

@@ -5,8 +5,13 @@ import {
   emptyProjectStats,
   foldSignal,
   promoteRanked,
+  memoryAboutPaths,
+  pathsChangedBy,
   rankCandidates,
   recordSessionSummary,
+  reviseMemoriesForCommit,
+  type CommitFileChanges,
+  type MemoriesByFile,
   type CandidateEmbedding,
   type DraftCandidate,
   type EpisodeRange,
@@ -40,6 +45,11 @@ export interface ProjectPromotionOptions {
   /** Embeds the drafts for the novelty check (the core never calls a model). Absent: no check. */
   embedder?: Pick<Embedder, 'id' | 'embed'>;
   synthesiser?: Synthesiser;
+  /**
+   * The project's memories about a path (the compacted memory topic), for commits' renames and
+   * deletions (issue #20). Absent: commits leave the memories alone.
+   */
+  memoriesByFile?: MemoriesByFile;
 }
 
 /** A promoted memory's vector, kept for the novelty check of later promotions. */
@@ -91,6 +101,8 @@ export class ProjectPromotionStage implements ExactlyOnceStage<ProjectWork> {
     promotions: 0,
     memories: 0,
     rejected: 0,
+    /** Next versions written for commits' renames and deletions. */
+    revisedForFiles: 0,
     committedWorks: 0,
     committedMemories: 0,
   };
@@ -120,7 +132,7 @@ export class ProjectPromotionStage implements ExactlyOnceStage<ProjectWork> {
     const memories: Memory[] = [];
     for (const item of items) {
       const record = await this.recordOf(working, item);
-      memories.push(...(await this.apply(record, item.event)));
+      memories.push(...(await this.apply(record, item.event, memories)));
     }
     this.staged = [...working].map(([key, record]) => ({
       partition: record.partition,
@@ -156,7 +168,12 @@ export class ProjectPromotionStage implements ExactlyOnceStage<ProjectWork> {
     this.transformDone = false;
   }
 
-  private async apply(record: ProjectRecord, work: ProjectWork): Promise<Memory[]> {
+  /** `written`: this transaction's memories so far (a commit's lookup must see them). */
+  private async apply(
+    record: ProjectRecord,
+    work: ProjectWork,
+    written: readonly Memory[],
+  ): Promise<Memory[]> {
     this.counters.works += 1;
     const { settings } = this.options;
     for (const signal of work.signals) foldSignal(record.stats, signal);
@@ -168,7 +185,37 @@ export class ProjectPromotionStage implements ExactlyOnceStage<ProjectWork> {
     }
     const memories: Memory[] = [];
     for (const request of work.promotions) memories.push(...(await this.promote(record, request)));
+    for (const changes of work.fileChanges ?? []) {
+      memories.push(...(await this.reviseForCommit(changes, [...written, ...memories])));
+    }
     return memories;
+  }
+
+  /**
+   * The next versions of the memories a commit renamed or deleted files of (the decision is the
+   * core's `reviseMemoriesForCommit`). The candidates are the committed latest versions, with
+   * this transaction's own memories in their place: those are newer.
+   */
+  private async reviseForCommit(
+    changes: CommitFileChanges,
+    written: readonly Memory[],
+  ): Promise<Memory[]> {
+    const lookup = this.options.memoriesByFile;
+    if (!lookup) return [];
+    const paths = pathsChangedBy(changes);
+    const latest = new Map<string, Memory>();
+    for (const memory of await lookup.memoriesAbout(changes, paths)) {
+      latest.set(memory.memoryId, memory);
+    }
+    for (const memory of written) {
+      if (memoryAboutPaths(memory, changes, paths)) latest.set(memory.memoryId, memory);
+      else latest.delete(memory.memoryId);
+    }
+    const revised = reviseMemoriesForCommit([...latest.values()], changes).map(
+      ({ type: _type, ...memory }: Memory & { type?: string }) => memory,
+    );
+    this.counters.revisedForFiles += revised.length;
+    return revised;
   }
 
   private async promote(record: ProjectRecord, request: PromotionRequest): Promise<Memory[]> {

@@ -1,6 +1,7 @@
 import type { TaskComplexity, WorkUnitRef } from '@engram/contracts';
 import {
   decodeStateJson,
+  type CommitFileChanges,
   encodeStateJson,
   type EpisodeRange,
   type ObserverSignal,
@@ -57,13 +58,27 @@ export interface ProjectWork {
    * evidence. Optional: records written before episodes were followed have none.
    */
   episodes?: EpisodeRange[];
+  /**
+   * Commits' renames and deletions, for the memories about those files (issue #20). Optional:
+   * records written before staleness was followed have none.
+   */
+  fileChanges?: CommitFileChanges[];
 }
 
 export const projectKeyOf = (scope: { tenantId: string; projectId: string }) =>
   JSON.stringify([scope.tenantId, scope.projectId]);
 
 export function emptyProjectWork(tenantId: string, projectId: string): ProjectWork {
-  return { v: 1, tenantId, projectId, signals: [], summaries: [], promotions: [], episodes: [] };
+  return {
+    v: 1,
+    tenantId,
+    projectId,
+    signals: [],
+    summaries: [],
+    promotions: [],
+    episodes: [],
+    fileChanges: [],
+  };
 }
 
 /**
@@ -106,6 +121,12 @@ export function projectWorkCodec(topic: string): TopicCodec<ProjectWork> {
 }
 
 export function isEmptyProjectWork(work: ProjectWork): boolean {
-  const parts = [work.signals, work.summaries, work.promotions, work.episodes ?? []];
+  const parts = [
+    work.signals,
+    work.summaries,
+    work.promotions,
+    work.episodes ?? [],
+    work.fileChanges ?? [],
+  ];
   return parts.every((part) => part.length === 0);
 }

@@ -89,6 +89,42 @@ describe('SqliteRetrievalStore', () => {
     }
   });
 
+  it("should keep a memory's access counts across its next versions (issue #20 renames)", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'engram-retrieval-'));
+    dirs.push(dir);
+    const store = SqliteRetrievalStore.open({ dataDir: dir });
+    try {
+      const version = (relatedFiles: string[], accessCount: number) => ({
+        ...doc('m', [1, 0]),
+        document: { ...doc('m', [1, 0]).document, relatedFiles, accessCount, lastAccessedAt: 5 },
+      });
+      store.write([version(['src/a.ts'], 0)]);
+      const hit = { ...SCOPE, memoryId: 'm', increment: 3, lastAccessedAt: 9, firstRecordedAt: 9 };
+      expect(await store.writeAccess([hit])).toEqual({ failed: [] });
+      store.write([version(['src/b.ts'], 1)]);
+      const [listed] = await store.list<Record<string, unknown>>('memories', {
+        scope: SCOPE,
+        filter: [],
+        size: 1,
+      });
+      expect(listed.source).toMatchObject({
+        relatedFiles: ['src/b.ts'],
+        accessCount: 3,
+        lastAccessedAt: 9,
+      });
+      // Deleted and written again: a new memory, uncounted.
+      store.write([{ action: 'delete', index: 'memories', id: 'm' }, version(['src/b.ts'], 0)]);
+      const [again] = await store.list<Record<string, unknown>>('memories', {
+        scope: SCOPE,
+        filter: [],
+        size: 1,
+      });
+      expect(again.source).toMatchObject({ accessCount: 0 });
+    } finally {
+      store.close();
+    }
+  });
+
   it('should refuse an operation on something that is not a tier', () => {
     const dir = mkdtempSync(join(tmpdir(), 'engram-retrieval-'));
     dirs.push(dir);

@@ -62,6 +62,8 @@ interface StoredFields {
   embedding?: unknown;
   embeddingModel?: unknown;
   embeddingDims?: unknown;
+  accessCount?: unknown;
+  lastAccessedAt?: unknown;
 }
 
 const SCHEMA = `
@@ -380,8 +382,18 @@ export class SqliteRetrievalStore {
   private apply(op: RetrievalStoreOperation): RetrievalWriteResult {
     const tier = tierOf(op.index);
     const existing = this.statement(
-      'SELECT rid, tenant_id, project_id FROM retrieval_documents WHERE tier = ? AND id = ?',
-    ).get(tier, op.id) as { rid: number; tenant_id: string; project_id: string } | undefined;
+      `SELECT rid, tenant_id, project_id, json_extract(doc, '$.accessCount') AS access_count,
+         json_extract(doc, '$.lastAccessedAt') AS last_accessed_at
+         FROM retrieval_documents WHERE tier = ? AND id = ?`,
+    ).get(tier, op.id) as
+      | {
+          rid: number;
+          tenant_id: string;
+          project_id: string;
+          access_count: number | null;
+          last_accessed_at: number | null;
+        }
+      | undefined;
     if (existing) {
       this.vectors.changed(tier, existing.tenant_id, existing.project_id, existing.rid);
       this.statement(`DELETE FROM ${ftsTable(tier)} WHERE rowid = ?`).run(existing.rid);
@@ -391,7 +403,11 @@ export class SqliteRetrievalStore {
       this.statement('DELETE FROM retrieval_documents WHERE rid = ?').run(existing.rid);
       return 'deleted';
     }
-    const row = documentRow(tier, op.id, op.document);
+    const row = documentRow(
+      tier,
+      op.id,
+      existing && tier === 'memories' ? keptAccess(op.document, existing) : op.document,
+    );
     const rid = existing
       ? (this.statement(
           `UPDATE retrieval_documents SET tenant_id = @tenantId, project_id = @projectId,
@@ -711,6 +727,24 @@ function requiredString(value: unknown, field: string): string {
     throw new MisconfigurationError(`a retrieval document needs ${field}`, { field });
   }
   return value;
+}
+
+/**
+ * A memory's next version (a rename, a feedback, a re-promotion) keeps the access counts the
+ * store has counted since the version before: the counters are the store's, as Elasticsearch
+ * keeps them apart (`engram-memory-access`); a deleted memory's go with it.
+ */
+function keptAccess(
+  document: StoredFields,
+  stored: { access_count: number | null; last_accessed_at: number | null },
+): StoredFields {
+  const count = typeof document.accessCount === 'number' ? document.accessCount : 0;
+  const at = typeof document.lastAccessedAt === 'number' ? document.lastAccessedAt : 0;
+  return {
+    ...document,
+    accessCount: Math.max(count, stored.access_count ?? 0),
+    lastAccessedAt: Math.max(at, stored.last_accessed_at ?? 0),
+  };
 }
 
 /** The row of a document: its JSON without the vector, which goes beside it as a blob. */

@@ -1,1 +1,2 @@
 export { NO_MEMORY_DETAILS, type MemoryDetails } from './memory-defaults';
+export * from './staleness';

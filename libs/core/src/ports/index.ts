@@ -8,3 +8,4 @@ export * from './committed-changelog';
 export * from './session-pair-facts';
 export * from './recall-store.port';
 export * from './recall-store.filters';
+export * from './memories-by-file';
