@@ -1,4 +1,4 @@
-import type { Episode, MemoryType } from '@engram/contracts';
+import type { Episode, Memory, MemoryType } from '@engram/contracts';
 import {
   accessHitOf,
   assembleContext,
@@ -21,7 +21,11 @@ import {
   memoryFilters,
   relatedFileFilter,
   turnFilters,
+  workStateAnchor,
+  workStateFilters,
+  type CurrentThread,
   type StoreFilter,
+  type WorkStateAnchor,
 } from '@engram/core';
 import {
   episodeFromSource,
@@ -42,8 +46,11 @@ import type { RecallService } from './recall.service';
 export const INJECTION_CANDIDATES = 50;
 /** Episodes of the asking session read to resolve its thread and cross-thread links. */
 const SESSION_EPISODES = 50;
-/** The latest work states considered (the core keeps the newest non-stale one). */
-const WORK_STATE_CANDIDATES = 5;
+/**
+ * The latest linked work states considered (the core keeps the most strongly linked, then the
+ * newest): one per session, so this bounds the sessions of a thread and its work units.
+ */
+const WORK_STATE_CANDIDATES = 20;
 /** Episodes recalled for the query as candidate continuity in implicit channels. */
 const RELATED_EPISODES = 5;
 /** A recalled episode below this relevance is not "related" enough to be brought back. */
@@ -164,7 +171,7 @@ export class ContextService {
     const [memories, recipes, workStates, linkedEpisodes] = await Promise.all([
       this.recallMemories(scope, query, phase, this.config.context.maxMemories),
       this.recallMemories(scope, query, phase, this.config.context.maxRecipes, ['workflow_recipe']),
-      this.latestWorkStates(scope),
+      this.linkedWorkStates(scope, sessionId, thread, sessionEpisodes),
       this.linkedEpisodes(scope, query, thread.linkedEpisodeIds, thread.channel === 'implicit'),
     ]);
     return assembleContext(
@@ -175,7 +182,8 @@ export class ContextService {
         currentThread: thread.turns,
         linkedEpisodes,
         memories,
-        workStates,
+        workStates: workStates.candidates,
+        workStateAnchor: workStates.anchor,
         recipes,
         tokenBudget: input.tokenBudget,
       },
@@ -213,13 +221,30 @@ export class ContextService {
     return answer.results.flatMap((hit) => (hit.tier === 'memories' ? [hit.memory] : []));
   }
 
-  private async latestWorkStates(scope: RecallScope) {
+  /**
+   * The work states the session may see (issue #20): its own, its thread's (an explicit thread
+   * can span sessions, so the thread's episodes of other sessions are read too), its work
+   * units' and its linked threads' — never another session's otherwise. The store narrows, the
+   * core decides (workStateLink).
+   */
+  private async linkedWorkStates(
+    scope: RecallScope,
+    sessionId: string,
+    thread: CurrentThread,
+    sessionEpisodes: readonly Episode[],
+  ): Promise<{ anchor: WorkStateAnchor; candidates: Memory[] }> {
+    const threadEpisodes = await this.listEpisodes(
+      scope,
+      anyOfFilter('threadId', [thread.threadId]),
+      SESSION_EPISODES,
+    );
+    const anchor = workStateAnchor(sessionId, thread, [...sessionEpisodes, ...threadEpisodes]);
     const listed = await this.store.list<MemoryDocument>('memories', {
       scope,
-      filter: memoryFilters({ types: ['work_state'], stale: 'exclude' }, undefined),
+      filter: workStateFilters(anchor),
       size: WORK_STATE_CANDIDATES,
     });
-    return listed.map((doc) => memoryFromSource(doc.source));
+    return { anchor, candidates: listed.map((doc) => memoryFromSource(doc.source)) };
   }
 
   /**

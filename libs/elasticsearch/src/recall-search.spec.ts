@@ -8,6 +8,7 @@ import {
   type MemoryFilter,
   type RecallScope,
   type TemporalConstraint,
+  workStateFilters,
 } from '@engram/core';
 import { describe, expect, it } from 'vitest';
 import {
@@ -113,6 +114,41 @@ describe('recall filters', () => {
     expect(dslFilter(relatedFileFilter('src/a.ts'))).toEqual({
       terms: { relatedFiles: ['src/a.ts'] },
     });
+  });
+
+  it("should keep a session's work states to its own, its thread's and its work unit's", () => {
+    const anchor = {
+      sessionId: 's1',
+      threadId: 't1',
+      threadEpisodeIds: ['e1'],
+      linkedEpisodeIds: ['e9'],
+      workUnits: [{ methodology: 'bmad', hierarchy: ['epic_3', 'story_3_2'], label: 'S3.2' }],
+    };
+    expect(dslFilters(SCOPE, workStateFilters(anchor))).toEqual([
+      ...SCOPED,
+      { terms: { memoryType: ['work_state'] } },
+      { bool: { must_not: [{ exists: { field: 'staleAt' } }] } },
+      {
+        bool: {
+          should: [
+            { terms: { sessionId: ['s1'] } },
+            { terms: { provenanceSessionIds: ['s1'] } },
+            { terms: { episodeId: ['e1', 'e9'] } },
+            // the nested keyword of the memories mapping (retrieval-indices.ts)
+            { terms: { 'workUnitRef.hierarchy': ['story_3_2'] } },
+          ],
+          minimum_should_match: 1,
+        },
+      },
+    ]);
+    const alone = { ...anchor, threadEpisodeIds: [], linkedEpisodeIds: [], workUnits: [] };
+    expect(dslFilter(workStateFilters(alone)[2])).toEqual({
+      bool: {
+        should: [{ terms: { sessionId: ['s1'] } }, { terms: { provenanceSessionIds: ['s1'] } }],
+        minimum_should_match: 1,
+      },
+    });
+    expect(dslFilter(anyOfFilter('threadId', ['t1']))).toEqual({ terms: { threadId: ['t1'] } });
   });
 
   it('should compare only vectors of the query model and dimension', () => {

@@ -46,6 +46,13 @@ describe('compileFilter', () => {
     expect(() => compileFilter(SCOPE, [unknown])).toThrow(/"match"/);
     const injected = { kind: 'term', field: "a') OR 1=1 --", value: 'x' } as unknown as StoreFilter;
     expect(() => compileFilter(SCOPE, [injected])).toThrow(/not a name/);
+    const dotted = { kind: 'term', field: 'workUnitRef..x', value: 'x' } as unknown as StoreFilter;
+    expect(() => compileFilter(SCOPE, [dotted])).toThrow(/not a name/);
+  });
+
+  it('should read a nested field by its dotted path', () => {
+    const compiled = compileFilter(SCOPE, [anyOfFilter('workUnitRef.hierarchy', ['story_3_2'])]);
+    expect(compiled.params).toEqual(['acme', 'api', '$.workUnitRef.hierarchy', 'story_3_2']);
   });
 });
 

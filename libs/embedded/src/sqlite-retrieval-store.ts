@@ -146,9 +146,12 @@ interface Sql {
   params: SqlValue[];
 }
 
-const FIELD = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const FIELD = /^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*$/;
 
-/** The JSON path of a document field (the port's field names; checked all the same). */
+/**
+ * The JSON path of a document field (the port's field names, nested ones dotted:
+ * `workUnitRef.hierarchy`; checked all the same).
+ */
 function jsonPath(field: string): string {
   if (!FIELD.test(field)) throw new UnsupportedFilterError(`filter field "${field}" is not a name`);
   return `$.${field}`;

@@ -396,8 +396,9 @@ describe('embeddedHookMemory', () => {
       expect(await memory.injectForFile(scope, AUTH_FILE, 'Write')).toContain('[inj-gotc]');
       expect(await memory.injectForFile(scope, AUTH_FILE, 'Grep')).toBe('');
       expect(await memory.injectForFile(scope, 'src/unknown.ts', 'Read')).toBe('');
+      // another session's work state is not a fresh session's (issue #20)
       const elsewhere = { ...scope, sessionId: 'fresh-session' };
-      expect(await memory.buildContext(elsewhere, null)).toContain('[ws-work-sta]');
+      expect(await memory.buildContext(elsewhere, null)).not.toContain('Work state');
     } finally {
       await memory.close();
     }

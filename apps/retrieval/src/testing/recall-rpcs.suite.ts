@@ -155,9 +155,11 @@ export function describeRecallRpcs(name: string, makeFixture: () => Promise<Reca
       const continuity = kinds('CONTEXT_ITEM_KIND_CROSS_THREAD_EPISODE');
       expect(continuity.map((i) => i.citation_id)).toContain('ep-e-3');
       expect(continuity.every((i) => i.text.startsWith('You were asking about'))).toBe(true);
+      // the session's own work state, not the newer one of another session (issue #20)
       expect(kinds('CONTEXT_ITEM_KIND_WORK_STATE').map((i) => i.citation_id)).toEqual([
         'ws-work-sta',
       ]);
+      expect(context.rendered).not.toContain('billing tables');
       const memories = kinds('CONTEXT_ITEM_KIND_MEMORY').map((i) => i.citation_id);
       expect(memories).toContain('mem-inj-gotc');
       expect(memories).not.toContain('mem-inj-stal');

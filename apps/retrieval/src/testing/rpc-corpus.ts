@@ -101,7 +101,20 @@ export function rpcCorpus(now: number): RpcCorpus {
     m('work-state', {
       memoryType: 'work_state',
       content: 'Moving auth token refresh into the session service: step 2 of 4 done',
+      sessionId: CURRENT_SESSION,
+      provenanceSessionIds: [CURRENT_SESSION],
+      episodeId: 'e-now-2',
       timestamp: now - 3_600_000,
+    }),
+    // Another session's work state, newer: never in CURRENT_SESSION's context (issue #20).
+    m('work-state-other', {
+      memoryType: 'work_state',
+      content: 'Renaming the billing tables: step 1 of 3 done',
+      relatedFiles: [],
+      sessionId: 's-old',
+      provenanceSessionIds: ['s-old'],
+      episodeId: 'e-css',
+      timestamp: now - 60_000,
     }),
   ];
   const e = (episodeId: string, overrides: Partial<Episode>) =>

@@ -2,6 +2,7 @@ import { storedPathForms } from '../retrieval/file-paths';
 import type { MemoryFilter } from '../retrieval/memory-filter';
 import type { StoreFilter, StoreKeywordField } from './recall-store.port';
 import type { TemporalConstraint } from '../retrieval/temporal';
+import type { WorkStateAnchor } from '../retrieval/work-state-scope';
 
 // The store filters of each tier, as recall and the rpcs beside it ask for them (the scope goes
 // beside them in the query). They are a superset of the core's checks: whatever they let
@@ -70,6 +71,30 @@ export function turnFilters(temporal: TemporalConstraint | undefined): StoreFilt
     filters.push(anyOfFilter('sessionId', temporal.sessionIds));
   }
   return filters;
+}
+
+/**
+ * The non-stale work_states a session's context may consider (issue #20): the session's own
+ * (sessionId or provenance), those of its thread's and linked threads' episodes, and those of a
+ * unit of work its thread works on (by the unit's innermost item; the core compares the whole
+ * unit, workStateLink). Never the project's others.
+ */
+export function workStateFilters(anchor: WorkStateAnchor): StoreFilter[] {
+  const episodeIds = [...anchor.threadEpisodeIds, ...anchor.linkedEpisodeIds];
+  const unitItems = [...new Set(anchor.workUnits.map((u) => u.hierarchy[u.hierarchy.length - 1]))];
+  return [
+    anyOfFilter('memoryType', ['work_state']),
+    { kind: 'missing', field: 'staleAt' },
+    {
+      kind: 'any',
+      filters: [
+        anyOfFilter('sessionId', [anchor.sessionId]),
+        anyOfFilter('provenanceSessionIds', [anchor.sessionId]),
+        ...(episodeIds.length > 0 ? [anyOfFilter('episodeId', episodeIds)] : []),
+        ...(unitItems.length > 0 ? [anyOfFilter('workUnitRef.hierarchy', unitItems)] : []),
+      ],
+    },
+  ];
 }
 
 /** Documents whose `relatedFiles` name any of the files (any stored form `sameFile` accepts). */

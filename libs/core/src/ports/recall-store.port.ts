@@ -19,7 +19,11 @@ export type StoreKeywordField =
   | 'provenanceSessionIds'
   | 'relatedFiles'
   | 'memoryId'
-  | 'episodeId';
+  | 'episodeId'
+  /** Episodes: the thread they belong to. */
+  | 'threadId'
+  /** Memories: the items of their unit of work (WorkUnitRef.hierarchy, a nested field). */
+  | 'workUnitRef.hierarchy';
 
 /** Numeric fields a filter bounds: epoch millis, and the stored confidence. */
 export type StoreRangeField = 'createdAt' | 'startedAt' | 'endedAt' | 'timestamp' | 'confidence';

@@ -6,6 +6,7 @@ import { rankingConfig } from './ranking-config';
 import { InvalidRecallRequestError } from './retrieval-errors';
 import { DAY, episode, memory, NOW, SCOPE, turn } from './testing/fixtures';
 import { estimateTokens } from './token-estimate';
+import { workStateAnchor } from './work-state-scope';
 
 const ranked = (memories: Parameters<typeof rankByPriors>[0]['memories']) =>
   rankByPriors({ memories, phase: 'implement', now: NOW }, DEFAULT_RANKING_CONFIG);
@@ -44,12 +45,14 @@ function baseInput(overrides: Partial<ContextAssemblyInput> = {}): ContextAssemb
       memory({
         memoryId: 'ws-old-0001',
         memoryType: 'work_state',
+        sessionId: 'session-2',
         content: 'old state',
         timestamp: NOW - 3 * DAY,
       }),
       memory({
         memoryId: 'ws-new-0001',
         memoryType: 'work_state',
+        sessionId: 'session-2',
         content: 'step 3 of 5: wiring the cache',
         timestamp: NOW - DAY,
         workUnitRef: { methodology: 'native', hierarchy: ['spec_042'], label: 'Spec 042' },
@@ -57,11 +60,25 @@ function baseInput(overrides: Partial<ContextAssemblyInput> = {}): ContextAssemb
       memory({
         memoryId: 'ws-stale-01',
         memoryType: 'work_state',
+        sessionId: 'session-2',
         content: 'stale state',
         timestamp: NOW,
         staleAt: NOW,
       }),
+      // another session's, newer than all: not this session's work (issue #20)
+      memory({
+        memoryId: 'ws-other-01',
+        memoryType: 'work_state',
+        sessionId: 'session-9',
+        content: 'someone else is halfway through a migration',
+        timestamp: NOW - 60_000,
+      }),
     ],
+    workStateAnchor: workStateAnchor(
+      'session-2',
+      { threadId: 'thread-now', linkedEpisodeIds: [] },
+      [],
+    ),
     recipes: ranked([
       memory({
         memoryId: 'recipe-cache-1',
@@ -278,6 +295,32 @@ describe('assembleContext', () => {
         .map((i) => i.citationId),
     ).toEqual(['mem-fresh-me']);
     expect(context.items.find((i) => i.kind === 'work_state')?.citationId).toBe('ws-ws-new-0'); // not the newer stale one
+  });
+
+  it("should never show another session's work state unless it is linked (issue #20)", () => {
+    const others = [
+      memory({
+        memoryId: 'ws-other-01',
+        memoryType: 'work_state',
+        sessionId: 'session-9',
+        episodeId: 'ep-other',
+        content: 'someone else is halfway through a migration',
+        timestamp: NOW - 60_000,
+      }),
+    ];
+    const shown = (anchor: ReturnType<typeof workStateAnchor>) =>
+      assembleContext(
+        baseInput({ workStates: others, workStateAnchor: anchor }),
+        DEFAULT_RANKING_CONFIG,
+      )
+        .items.filter((i) => i.kind === 'work_state')
+        .map((i) => i.citationId);
+    const thread = { threadId: 'thread-now', linkedEpisodeIds: [] };
+    expect(shown(workStateAnchor('session-2', thread, []))).toEqual([]);
+    // the current thread links to the episode it was written in
+    expect(
+      shown(workStateAnchor('session-2', { ...thread, linkedEpisodeIds: ['ep-other'] }, [])),
+    ).toEqual(['ws-ws-other']);
   });
 
   it('should be deterministic whatever the input order', () => {

@@ -9,7 +9,9 @@ import { clipToTokens, estimateTokens } from './token-estimate';
 /**
  * Context assembly (seed 004 §3, SPEC §7): for a session's turn, the current thread, linked
  * cross-thread episodes ("You were asking about …" in implicit channels), relevant memories, the
- * latest work_state and workflow recipes — within a token budget, each item citable.
+ * latest work_state of the session's own work (its session, thread, work unit or a linked thread:
+ * never another session's, work-state-scope.ts) and workflow recipes — within a token budget,
+ * each item citable.
  *
  * Budgeting is greedy in `context.priority` order. Within a kind, candidates are considered best
  * first; one that does not fit is left out and smaller later ones may still fit — except for the

@@ -6,8 +6,8 @@ import type { RankingConfig } from './ranking-config';
 import { inScope, type RecallScope } from './recall-scope';
 import type { RankedMemory } from './rank-memories';
 import type { ScoreComponents } from './score-components';
-import { isStale } from './stale';
 import { episodeTitle } from './topic-replay';
+import { latestWorkState, type WorkStateAnchor } from './work-state-scope';
 
 /** A user turn of the current thread (the `engram-turns` tier: redacted prompts). */
 export interface ThreadTurn {
@@ -38,7 +38,10 @@ export interface ContextSourcesInput {
   currentThread: readonly ThreadTurn[];
   linkedEpisodes: readonly Episode[];
   memories: readonly RankedMemory[];
+  /** Work-state candidates; only those linked to `workStateAnchor` are shown. */
   workStates: readonly Memory[];
+  /** The asking session in its thread: whose work states it may see (work-state-scope.ts). */
+  workStateAnchor: WorkStateAnchor;
   recipes: readonly RankedMemory[];
 }
 
@@ -55,7 +58,10 @@ export function contextSources(
 ): Record<ContextItemKind, ContextSource[]> {
   const { scope } = input;
   const { context } = config;
-  const workState = latestWorkState(input.workStates.filter((m) => inScope(m, scope)));
+  const workState = latestWorkState(
+    input.workStates.filter((m) => inScope(m, scope)),
+    input.workStateAnchor,
+  );
   const used = new Set<string>(workState ? [workState.memoryId] : []);
   const recipes = input.recipes
     .filter(
@@ -93,17 +99,6 @@ export function contextSources(
 
 /** work_state and workflow_recipe have sections of their own. */
 const SECTIONED_TYPES: ReadonlySet<string> = new Set(['work_state', 'workflow_recipe']);
-
-/** The most recently written non-stale work_state (record time, then creation, then id). */
-export function latestWorkState(candidates: readonly Memory[]): Memory | undefined {
-  return candidates
-    .filter((m) => m.memoryType === 'work_state' && !isStale(m))
-    .sort(
-      (a, b) =>
-        Math.max(b.timestamp, b.createdAt) - Math.max(a.timestamp, a.createdAt) ||
-        compareText(a.memoryId, b.memoryId),
-    )[0];
-}
 
 function threadTail(input: ContextSourcesInput, maxTurns: number): ThreadTurn[] {
   const seen = new Set<string>();

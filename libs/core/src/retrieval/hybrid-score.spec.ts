@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { FusedCandidate } from './fusion';
-import { daysSince, frequencyScore, recencyScore, scoreSubject } from './hybrid-score';
+import {
+  daysSince,
+  frequencyScore,
+  recencyScore,
+  scoreSubject,
+  subjectRecency,
+} from './hybrid-score';
 import { DEFAULT_RANKING_CONFIG as CONFIG } from './ranking-config';
 import { explainScore } from './score-components';
 import { DAY, NOW } from './testing/fixtures';
@@ -23,6 +29,40 @@ describe('hybrid score', () => {
     expect(recencyScore(30, 30)).toBeCloseTo(Math.exp(-1), 12);
     expect(daysSince(NOW - 45 * DAY, NOW)).toBe(45);
     expect(daysSince(NOW + DAY, NOW)).toBe(0);
+  });
+
+  it('should halve recency every half-life, and keep the configured clock without one', () => {
+    expect(subjectRecency(7, 7, CONFIG)).toBeCloseTo(0.5, 12);
+    expect(subjectRecency(28, 7, CONFIG)).toBeCloseTo(0.0625, 12);
+    expect(subjectRecency(28, 90, CONFIG)).toBeCloseTo(Math.pow(0.5, 28 / 90), 12);
+    expect(subjectRecency(0, 7, CONFIG)).toBe(1);
+    // the default figures, unchanged for documents without a half-life
+    expect(subjectRecency(30, null, CONFIG)).toBeCloseTo(Math.exp(-1), 12);
+    expect(subjectRecency(30, undefined, CONFIG)).toBe(recencyScore(30, 30));
+  });
+
+  it('should score a subject by its half-life and say so, a corrupt one counting as none', () => {
+    const subject = {
+      id: 'ws',
+      memoryType: 'work_state' as const,
+      lastAccessedAt: NOW - 14 * DAY,
+      accessCount: 0,
+      stale: false,
+      use: 0.6,
+    };
+    const context = { phase: 'implement' as const, now: NOW, maxAccessCount: 0 };
+    const input = { basis: 'confidence' as const, confidence: 0.6 };
+    const aged = scoreSubject({ ...subject, halfLifeDays: 7 }, input, context, CONFIG);
+    expect(aged.recency).toBeCloseTo(0.25, 12);
+    expect(aged.halfLifeDays).toBe(7);
+    expect(explainScore(aged, CONFIG.hybrid, CONFIG.priors)).toContain(
+      '0.25×0.2500 (recency, 14.0 d, half-life 7 d)',
+    );
+    for (const bad of [0, -1, Number.NaN]) {
+      const none = scoreSubject({ ...subject, halfLifeDays: bad }, input, context, CONFIG);
+      expect(none.halfLifeDays).toBeNull();
+      expect(none.recency).toBeCloseTo(Math.exp(-14 / 30), 12);
+    }
   });
 
   it('should scale frequency logarithmically against the most used candidate', () => {

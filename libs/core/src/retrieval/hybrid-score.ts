@@ -14,6 +14,11 @@ export interface ScoringSubject {
   memoryType: MemoryType | null;
   /** Epoch millis; the recency clock. */
   lastAccessedAt: number;
+  /**
+   * Days after which the document's recency halves (a memory's own or its type's half-life,
+   * memory/half-life.ts); absent or null: the configured clock, exp(−days / recencyDecayDays).
+   */
+  halfLifeDays?: number | null;
   accessCount: number;
   stale: boolean;
   /**
@@ -55,6 +60,22 @@ export function recencyScore(daysSinceAccess: number, decayDays: number): number
 }
 
 /**
+ * A document's recency: 0.5^(days / halfLifeDays) when it has a half-life (a work_state halves
+ * every 7 days, a gotcha every 90), else the configured clock exp(−days / recencyDecayDays).
+ * Either way in (0, 1] and only the prior's recency term: relevance still dominates.
+ */
+export function subjectRecency(
+  daysSinceAccess: number,
+  halfLifeDays: number | null | undefined,
+  config: Pick<RankingConfig, 'recencyDecayDays'>,
+): number {
+  if (halfLifeDays === null || halfLifeDays === undefined) {
+    return recencyScore(daysSinceAccess, config.recencyDecayDays);
+  }
+  return Math.pow(0.5, daysSinceAccess / halfLifeDays);
+}
+
+/**
  * log(1 + accessCount) / log(1 + maxCount), in [0, 1]: the most used candidate scores 1, and the
  * logarithm keeps a few heavily used memories from drowning the rest. With maxCount 0 nothing
  * has been used and every candidate scores 0 (instead of 0/0).
@@ -86,7 +107,8 @@ export function scoreSubject(
       ? relevanceInput.fused.relevance
       : clampUnit(relevanceInput.confidence);
   const daysSinceAccess = daysSince(subject.lastAccessedAt, context.now);
-  const recency = recencyScore(daysSinceAccess, config.recencyDecayDays);
+  const halfLifeDays = validHalfLife(subject.halfLifeDays);
+  const recency = subjectRecency(daysSinceAccess, halfLifeDays, config);
   const accessCount = sanitiseCount(subject.accessCount);
   const frequency = clampUnit(subject.use);
   const weight = phaseWeight(
@@ -108,6 +130,7 @@ export function scoreSubject(
     relevance,
     relevanceBasis: relevanceInput.basis,
     daysSinceAccess,
+    halfLifeDays,
     recency,
     accessCount,
     maxAccessCount: context.maxAccessCount,
@@ -146,6 +169,11 @@ export function priorFactors(
     base: relevance * (1 - share + share * prior),
     phaseFactor: Math.pow(Math.max(0, phaseWeightValue), phaseExponent),
   };
+}
+
+/** A half-life that cannot be one (zero, negative, non-finite: a corrupt document) counts as none. */
+function validHalfLife(days: number | null | undefined): number | null {
+  return days !== null && days !== undefined && Number.isFinite(days) && days > 0 ? days : null;
 }
 
 /** Negative, fractional or non-finite counts (corrupt documents) count as what they can mean. */

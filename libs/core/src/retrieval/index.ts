@@ -31,6 +31,7 @@ export * from './context-types';
 export * from './context-sources';
 export * from './context-assembly';
 export * from './current-thread';
+export * from './work-state-scope';
 export * from './remember';
 export * from './impact';
 export * from './memory-feedback';

@@ -8,7 +8,8 @@ import { DEFAULT_RANKING_CONFIG, rankingConfig } from './ranking-config';
 import { UNIVERSAL_PHASES, type UniversalPhase } from './universal-phase';
 
 // The same query in every phase over one candidate of each memory type, all equally relevant
-// and with equal priors (same confidence and age): the order must follow seed 002's
+// and with equal priors (same confidence, all created now, so each type's half-life leaves their
+// recency at 1): the order must follow seed 002's
 // PHASE_WEIGHTS row of the phase. Equally relevant exactly: the relevance is the cosine alone
 // (the same vector for all), not the rank fusion — whose positions always separate candidates a
 // little, and since issue #23 the damped phase weight only reorders near-ties (1.3 vs 1.4 is
@@ -16,7 +17,13 @@ import { UNIVERSAL_PHASES, type UniversalPhase } from './universal-phase';
 
 const QUERY = modelVector(MODEL, [1, 0]);
 const ONE_OF_EACH = MEMORY_TYPES.map((type) =>
-  memory({ memoryId: type, memoryType: type, embedding: [1, 0], embeddingModel: MODEL }),
+  memory({
+    memoryId: type,
+    memoryType: type,
+    embedding: [1, 0],
+    embeddingModel: MODEL,
+    createdAt: NOW,
+  }),
 );
 const IDS = ONE_OF_EACH.map((m) => ({ id: m.memoryId }));
 

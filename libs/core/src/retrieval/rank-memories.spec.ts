@@ -1,8 +1,9 @@
+import type { Memory } from '@engram/contracts';
 import { DEFAULT_RANKING_CONFIG } from './ranking-config';
 import { describe, expect, it } from 'vitest';
 import { modelVector } from './model-vector';
 import { rankByPriors, rankMemories, type RankMemoriesInput } from './rank-memories';
-import { DEFAULT_RANKING_CONFIG as CONFIG } from './ranking-config';
+import { DEFAULT_RANKING_CONFIG as CONFIG, rankingConfig } from './ranking-config';
 import { InvalidRecallRequestError } from './retrieval-errors';
 import { DAY, memory, MODEL, NOW, SCOPE } from './testing/fixtures';
 
@@ -21,14 +22,22 @@ function input(overrides: Partial<RankMemoriesInput>): RankMemoriesInput {
   };
 }
 
-// Two memories that match the query identically and have identical priors; only the type differs.
+// Two memories that match the query identically and have identical priors (created now, so
+// neither type's half-life has aged them); only the type differs.
 const TWINS = [
-  memory({ memoryId: 'a-gotcha', memoryType: 'gotcha', embedding: [1, 0], embeddingModel: MODEL }),
+  memory({
+    memoryId: 'a-gotcha',
+    memoryType: 'gotcha',
+    embedding: [1, 0],
+    embeddingModel: MODEL,
+    createdAt: NOW,
+  }),
   memory({
     memoryId: 'b-decision',
     memoryType: 'decision',
     embedding: [1, 0],
     embeddingModel: MODEL,
+    createdAt: NOW,
   }),
 ];
 const TWIN_HITS = {
@@ -88,19 +97,22 @@ describe('rankMemories', () => {
       DEFAULT_RANKING_CONFIG,
     );
     // final = relevance · (0.9 + 0.1·prior) · weight^0.25, prior = (0.25·recency + 0.15·use) / 0.4,
-    // recency from createdAt, use = confidence; the access counts are reported, never ranked.
-    // m1: fusedNorm = (1/21 + 1/22)/(2/21) = 43/44; cos 0.6 → relevance 0.7886364;
-    //     prior = (0.25·e^-1 + 0.15·0.5)/0.4 = 0.4174247; × 0.9417425 × gotcha 1.5^0.25 = 0.8219242
+    // recency from createdAt by the type's half-life (gotcha 90 d), use = confidence; the access
+    // counts are reported, never ranked.
+    // m1: fusedNorm = (1/21 + 1/22)/(2/21) = 43/44; cos 0.6 → relevance 0.7886364; recency
+    //     0.5^(30/90) = 0.7937005; prior = (0.25·0.7937005 + 0.15·0.5)/0.4 = 0.6835628;
+    //     × 0.9683563 × gotcha 1.5^0.25 = 0.8451519
     // m2: fusedNorm = (1/21)/(2/21) = 0.5; cos 1 → relevance 0.75; prior 1 (new, confidence 1);
     //     × 1 × pattern 1.2^0.25 = 0.7849764 — fresher, surer and more used, still second
     expect(first.memory.memoryId).toBe('m1');
     expect(first.score.relevance).toBeCloseTo((43 / 44 + 0.6) / 2, 12);
-    expect(first.score.recency).toBeCloseTo(Math.exp(-1), 12);
+    expect(first.score.halfLifeDays).toBe(90);
+    expect(first.score.recency).toBeCloseTo(Math.pow(0.5, 30 / 90), 12);
     expect(first.score.frequency).toBe(0.5);
-    const prior = (0.25 * Math.exp(-1) + 0.15 * 0.5) / 0.4;
+    const prior = (0.25 * Math.pow(0.5, 30 / 90) + 0.15 * 0.5) / 0.4;
     expect(first.score.base).toBeCloseTo(((43 / 44 + 0.6) / 2) * (0.9 + 0.1 * prior), 12);
     expect(first.score.finalScore).toBeCloseTo(first.score.base * Math.pow(1.5, 0.25), 12);
-    expect(first.score.finalScore).toBeCloseTo(0.8219242, 6);
+    expect(first.score.finalScore).toBeCloseTo(0.8451519, 6);
     expect(first.score).toMatchObject({
       bm25: 9,
       bm25Rank: 1,
@@ -246,6 +258,80 @@ describe('rankMemories', () => {
   });
 });
 
+describe('per-type half-lives (issue #20)', () => {
+  // Only the priors differ: equally relevant (the cosine alone, the same vector for all), equally
+  // confident, the phase weight switched off.
+  const PRIORS_ONLY = rankingConfig({
+    priors: { phaseExponent: 0 },
+    relevanceMix: { rrf: 0, cosine: 1 },
+  });
+  const aged = (days: number, overrides: Partial<Memory> = {}) => [
+    memory({
+      memoryId: 'a-work-state',
+      memoryType: 'work_state',
+      embedding: [1, 0],
+      embeddingModel: MODEL,
+      createdAt: NOW - days * DAY,
+      ...overrides,
+    }),
+    memory({
+      memoryId: 'b-gotcha',
+      memoryType: 'gotcha',
+      embedding: [1, 0],
+      embeddingModel: MODEL,
+      createdAt: NOW - days * DAY,
+    }),
+    memory({
+      memoryId: 'c-decision',
+      memoryType: 'decision',
+      embedding: [1, 0],
+      embeddingModel: MODEL,
+      createdAt: NOW - days * DAY,
+    }),
+  ];
+  const hits = [{ id: 'a-work-state' }, { id: 'b-gotcha' }, { id: 'c-decision' }];
+  const byId = (ranked: ReturnType<typeof rankMemories>) =>
+    Object.fromEntries(ranked.map((r) => [r.memory.memoryId, r.score]));
+  const rank = (memories: Memory[]) =>
+    rankMemories(input({ memories, bm25: hits, knn: hits }), PRIORS_ONLY);
+
+  it('should keep a gotcha recent where a work_state decays, by their own half-lives', () => {
+    const scores = byId(rank(aged(28)));
+    expect(scores['a-work-state'].halfLifeDays).toBe(7);
+    expect(scores['a-work-state'].recency).toBeCloseTo(0.0625, 12); // four half-lives
+    expect(scores['b-gotcha'].halfLifeDays).toBe(90);
+    expect(scores['b-gotcha'].recency).toBeCloseTo(Math.pow(0.5, 28 / 90), 12); // 0.806
+    // a type without a half-life keeps the default figures: exp(−days / 30)
+    expect(scores['c-decision'].halfLifeDays).toBeNull();
+    expect(scores['c-decision'].recency).toBeCloseTo(Math.exp(-28 / 30), 12);
+  });
+
+  it('should reorder equally relevant memories by their half-lives, within the priors band', () => {
+    // created now: equal priors, the tie goes to the smaller id
+    expect(rank(aged(0)).map((r) => r.memory.memoryId)).toEqual([
+      'a-work-state',
+      'b-gotcha',
+      'c-decision',
+    ]);
+    // four weeks on the work state has faded below both
+    const later = rank(aged(28));
+    expect(later.map((r) => r.memory.memoryId)).toEqual(['b-gotcha', 'c-decision', 'a-work-state']);
+    // relevance still dominates: the priors move a score by at most share = 10 %
+    expect(later[0].score.finalScore / later[2].score.finalScore).toBeLessThan(1 / 0.9);
+  });
+
+  it("should let a memory's own decayHalfLifeDays override its type's", () => {
+    const scores = byId(rank(aged(28, { decayHalfLifeDays: 28 })));
+    expect(scores['a-work-state'].halfLifeDays).toBe(28);
+    expect(scores['a-work-state'].recency).toBeCloseTo(0.5, 12);
+  });
+
+  it('should give the same list for the same data (deterministic)', () => {
+    const memories = aged(10);
+    expect(rank([...memories].reverse())).toEqual(rank(memories));
+  });
+});
+
 describe('rankByPriors', () => {
   it('should use confidence as relevance when there is no query', () => {
     const ranked = rankByPriors(
@@ -261,13 +347,14 @@ describe('rankByPriors', () => {
       CONFIG,
     );
     expect(ranked.map((r) => r.memory.memoryId)).toEqual(['strong', 'weak']);
-    // strong: relevance 1 · (0.9 + 0.1·prior) · 1.5^0.25, prior = (0.25·e^(-10/30) + 0.15·1) / 0.4
+    // strong: relevance 1 · (0.9 + 0.1·prior) · 1.5^0.25, prior = (0.25·0.5^(10/90) + 0.15·1) / 0.4
+    // (a gotcha: 90-day half-life)
     expect(ranked[0].score).toMatchObject({
       relevance: 1,
       relevanceBasis: 'confidence',
       causalExpansion: true,
     });
-    const prior = (0.25 * Math.exp(-10 / 30) + 0.15) / 0.4;
+    const prior = (0.25 * Math.pow(0.5, 10 / 90) + 0.15) / 0.4;
     expect(ranked[0].score.finalScore).toBeCloseTo((0.9 + 0.1 * prior) * Math.pow(1.5, 0.25), 12);
   });
 });

@@ -122,7 +122,11 @@ export interface RankingConfig {
   rrfK: number;
   hybrid: HybridWeights;
   relevanceMix: RelevanceMix;
-  /** recency = exp(−daysSinceAccess / recencyDecayDays). */
+  /**
+   * recency = exp(−daysSinceAccess / recencyDecayDays) for a document without a half-life (episodes,
+   * turns, memory types the seed gives none); a memory with one decays as 0.5^(days / half-life)
+   * instead (memory/half-life.ts).
+   */
   recencyDecayDays: number;
   phaseWeights: PhaseWeightTable;
   /** Weight of a type a phase row does not list. */

@@ -29,6 +29,8 @@ export interface ScoreComponents {
   relevance: number;
   relevanceBasis: RelevanceBasis;
   daysSinceAccess: number;
+  /** The half-life recency decayed by (days); null: the configured clock (recencyDecayDays). */
+  halfLifeDays: number | null;
   recency: number;
   accessCount: number;
   /** The largest accessCount among the candidates scored together. */
@@ -71,7 +73,7 @@ export function explainScore(
     `final ${f(score.finalScore)} = base ${f(score.base)} × phase ${f(score.phaseFactor)} ` +
     `(${score.phase}/${type} ${score.phaseWeight.toFixed(2)}, damped) × stale ${score.stalePenalty.toFixed(2)}; ` +
     `base = ${f(score.relevance)} (relevance: ${relevanceSource}) × (1 − ${priors.share} + ${priors.share}×prior); ` +
-    `prior = ${weights.recency.toFixed(2)}×${f(score.recency)} (recency, ${score.daysSinceAccess.toFixed(1)} d) + ` +
+    `prior = ${weights.recency.toFixed(2)}×${f(score.recency)} (recency, ${score.daysSinceAccess.toFixed(1)} d${score.halfLifeDays === null ? '' : `, half-life ${score.halfLifeDays} d`}) + ` +
     `${weights.frequency.toFixed(2)}×${f(score.frequency)} (use: ${score.memoryType === null ? 'none known' : 'confidence'}; ${score.accessCount} returns, not ranked)` +
     (score.hyde ? '; via HyDE' : '') +
     (score.causalExpansion ? '; via causal expansion' : '')

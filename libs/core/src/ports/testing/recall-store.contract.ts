@@ -17,6 +17,7 @@ import {
   memoryFilters,
   relatedFileFilter,
   turnFilters,
+  workStateFilters,
 } from '../recall-store.filters';
 import type { RecallStore, StoreFilter } from '../recall-store.port';
 import type { Delivered } from '../stream-stage';
@@ -492,6 +493,53 @@ export function describeRecallStoreContract(
         size: 10,
       });
       expect(ofOther).toEqual([]);
+    });
+
+    it("should list a session's work states: its own, its thread's, its work unit's (issue #20)", async () => {
+      const scope = scopeOf('work-state');
+      const story = { methodology: 'bmad', hierarchy: ['epic_3', 'story_3_2'], label: 'S3.2' };
+      const state = (memoryId: string, sessionId: string, extra: Partial<Memory> = {}) =>
+        memory({ ...scope, memoryId, memoryType: 'work_state', sessionId, ...extra });
+      await index({
+        memories: [
+          state('ws-own', 's-1'),
+          state('ws-thread', 's-2', { episodeId: 'ws-e-shared' }),
+          state('ws-unit', 's-3', { workUnitRef: story }),
+          state('ws-linked', 's-4', { episodeId: 'ws-e-linked' }),
+          state('ws-other', 's-5', { episodeId: 'ws-e-other' }),
+          state('ws-other-unit', 's-6', { workUnitRef: { ...story, hierarchy: ['epic_3'] } }),
+          state('ws-own-stale', 's-1', { staleAt: NOW }),
+          memory({ ...scope, memoryId: 'ws-gotcha', sessionId: 's-1' }),
+        ],
+        episodes: [
+          episode({ ...scope, episodeId: 'ws-e-shared', sessionId: 's-2', threadId: 'ws-t' }),
+          episode({ ...scope, episodeId: 'ws-e-mine', sessionId: 's-1', threadId: 'ws-t' }),
+          episode({ ...scope, episodeId: 'ws-e-other', sessionId: 's-5', threadId: 'ws-t2' }),
+        ],
+      });
+      const inThread = await fx.store.list<Episode>('episodes', {
+        scope,
+        filter: [...episodeFilters(undefined), anyOfFilter('threadId', ['ws-t'])],
+        size: 10,
+      });
+      expect(inThread.map((d) => d.source.episodeId).sort()).toEqual(['ws-e-mine', 'ws-e-shared']);
+      const listed = await fx.store.list<Memory>('memories', {
+        scope,
+        filter: workStateFilters({
+          sessionId: 's-1',
+          threadId: 'ws-t',
+          threadEpisodeIds: ['ws-e-mine', 'ws-e-shared'],
+          linkedEpisodeIds: ['ws-e-linked'],
+          workUnits: [story],
+        }),
+        size: 10,
+      });
+      expect(listed.map((d) => d.id).sort()).toEqual([
+        'ws-linked',
+        'ws-own',
+        'ws-thread',
+        'ws-unit',
+      ]);
     });
 
     it('should count accesses on memories of the same scope only', async () => {
