@@ -203,8 +203,9 @@ function serveEmbeddedReview(
 
 /**
  * The configured segmentation mode (ENGRAM_SEGMENTER_MODE, hybrid by default) with the process's
- * embedder; without the model, hybrid falls back to keyword (said in the log), as recall falls
- * back to BM25, so the one-laptop install runs before `npm run models:setup`.
+ * embedder; without the model, hybrid's learned rule decides on its lexical features alone (said
+ * in the log), as recall falls back to BM25, so the one-laptop install runs before
+ * `npm run models:setup`.
  */
 function embeddedSegmentation(
   config: EngramConfig,
@@ -213,8 +214,10 @@ function embeddedSegmentation(
 ): { mode: SegmentationMode; embed?: (texts: string[]) => Promise<number[][]> } {
   if (config.segmenter.mode === 'keyword') return { mode: 'keyword' };
   if (embedder === LEXICAL_ONLY_EMBEDDER) {
-    logger.warn('hybrid segmentation needs the embedding model: segmenting by keywords');
-    return { mode: 'keyword' };
+    logger.warn(
+      'the embedding model is missing: hybrid segmentation decides on keywords, episode length and gaps alone',
+    );
+    return { mode: 'hybrid' };
   }
   return { mode: 'hybrid', embed: promptEmbedderOf(embedder) };
 }

@@ -33,11 +33,11 @@ describe('resolveSegmentMode', () => {
     expect(errors.text()).toBe('');
   });
 
-  it('should fall back to keyword mode, saying so on stderr, when the default has no model', async () => {
+  it("should keep hybrid's lexical rule, saying so on stderr, when the default has no model", async () => {
     const errors = sink();
     const resolved = await resolveSegmentMode(undefined, missingModel, errors.stream);
-    expect(resolved).toEqual({ mode: 'keyword', embed: undefined });
-    expect(errors.text()).toContain('using keyword mode');
+    expect(resolved).toEqual({ mode: 'hybrid', embed: undefined });
+    expect(errors.text()).toContain('decides on keywords, episode length and gaps alone');
     expect(errors.text()).toContain('MiniLM model not found in /nowhere');
     expect(errors.text().trimEnd().split('\n')).toHaveLength(1);
   });

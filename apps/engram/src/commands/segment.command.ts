@@ -57,9 +57,7 @@ function decisionLine(decision: PromptDecision): string {
  * stderr with its line number and produces no decision line.
  */
 export async function runSegment(options: SegmentRunOptions): Promise<SegmentRunSummary> {
-  if (options.mode === 'hybrid' && !options.embed) {
-    throw new Error('hybrid mode needs an embedder');
-  }
+  // hybrid without an embedder is the no-model fallback: the learned rule's lexical model.
   const segmenter = new StreamSegmenter({
     settings: segmenterSettings({ ...options.overrides, mode: options.mode }),
   });
@@ -115,14 +113,15 @@ export async function runSegment(options: SegmentRunOptions): Promise<SegmentRun
 
 /**
  * The mode of `engram segment` without `--mode`: hybrid, which won on the segmentation benchmark
- * (test/bench/quality/segmentation.ts, issue #23); keyword when the model is not installed.
+ * (test/bench/quality/segmentation.ts, issue #23); without the model, hybrid's lexical model.
  */
 export const DEFAULT_SEGMENT_MODE: SegmentationMode = 'hybrid';
 
 /**
  * The mode and embedder a run uses. An explicit `--mode` is obeyed (hybrid without its model
- * fails with the setup command); the default falls back to keyword mode when the embedder cannot
- * be loaded, and says so on `errors`.
+ * fails with the setup command); the default keeps hybrid's learned rule on its lexical features
+ * alone when the embedder cannot be loaded (seed 000's keyword rule over-splits: Pk worse than
+ * never splitting on every public set), and says so on `errors`.
  */
 export async function resolveSegmentMode(
   requested: SegmentationMode | undefined,
@@ -135,10 +134,11 @@ export async function resolveSegmentMode(
   } catch (error) {
     const reason = (error instanceof Error ? error.message : String(error)).split('\n')[0];
     errors.write(
-      `engram segment: ${DEFAULT_SEGMENT_MODE} mode needs the embedding model (${reason}); ` +
-        `using keyword mode. Install it with \`npm run models:setup\`, or pass --mode keyword.\n`,
+      `engram segment: the embedding model is missing (${reason}); ${DEFAULT_SEGMENT_MODE} mode ` +
+        'decides on keywords, episode length and gaps alone. Install the model with ' +
+        "`npm run models:setup`, or pass --mode keyword for seed 000's rule.\n",
     );
-    return { mode: 'keyword', embed: undefined };
+    return { mode: DEFAULT_SEGMENT_MODE, embed: undefined };
   }
 }
 
@@ -154,7 +154,7 @@ export function registerSegmentCommand(
     .addOption(
       new Option(
         '--mode <mode>',
-        'boundary similarity: keywords only, or keywords + embeddings (default hybrid; keyword when the model is missing)',
+        'boundary rule: seed 000 keywords, or hybrid (default: learned rule on embeddings + keywords; keywords alone when the model is missing)',
       ).choices(['keyword', 'hybrid']),
     )
     .option(

@@ -1,6 +1,7 @@
 import { intentKeywords, jaccardOfUnique, wordCount } from './intent-keywords';
 import {
   DEFAULT_LEARNED_BOUNDARY_MODEL,
+  LEXICAL_LEARNED_BOUNDARY_MODEL,
   learnedBoundaryFeatures,
   learnedBoundaryScore,
 } from './learned-boundary';
@@ -91,7 +92,8 @@ export function decideBoundary(
  * hybrid's `learned` rule (learned-boundary.ts): every non-terse prompt is scored, the keyword
  * count and the gap being features rather than rules. Reported as similarity = 1 − score against
  * threshold = 1 − the model's threshold, so "similarity < threshold" still means a boundary.
- * Null (the blended rule decides) without an embedding on either side.
+ * Without embeddings at all (no model installed) the lexical model decides; null (the blended
+ * rule decides) when only the episode has none yet (it was opened by a terse prompt).
  */
 function learnedVerdict(
   episode: EpisodeIntent,
@@ -100,10 +102,10 @@ function learnedVerdict(
   afterLongGap: boolean,
 ): BoundaryVerdict | null {
   const centroidSum = episode.centroidSum ?? episode.centroid;
-  if (!prompt.embedding || !centroidSum) return null;
-  const model = DEFAULT_LEARNED_BOUNDARY_MODEL;
+  if (prompt.embedding && !centroidSum) return null;
+  const model = prompt.embedding ? DEFAULT_LEARNED_BOUNDARY_MODEL : LEXICAL_LEARNED_BOUNDARY_MODEL;
   const features = learnedBoundaryFeatures({
-    embedding: prompt.embedding,
+    embedding: prompt.embedding ?? [],
     previous: episode.previous ?? centroidSum,
     centroidSum,
     keywords,

@@ -3,6 +3,7 @@ import { decideBoundary } from './boundary';
 import {
   DEFAULT_LEARNED_BOUNDARY_MODEL,
   LEARNED_BOUNDARY_FEATURES,
+  LEXICAL_LEARNED_BOUNDARY_MODEL,
   learnedBoundaryFeatures,
   learnedBoundaryScore,
 } from './learned-boundary';
@@ -93,12 +94,25 @@ describe('hybrid mode with the learned rule (the default)', () => {
     expect(long.similarity!).toBeLessThan(short.similarity!);
   });
 
-  it('should fall back to the blended rule without an embedding', () => {
-    const verdict = decideBoundary(
-      { bag: ['payment'], centroid: null },
-      { ...signal([1, 0]), embedding: null },
+  it('should fall back to the blended rule when only the episode has no embedding yet', () => {
+    const verdict = decideBoundary({ bag: ['payment'], centroid: null }, signal([1, 0]), settings);
+    expect(verdict.threshold).toBe(settings.hybridThreshold);
+  });
+
+  it('should decide with the lexical model when there are no embeddings at all (no model)', () => {
+    const lexical = LEXICAL_LEARNED_BOUNDARY_MODEL;
+    expect(lexical.weights.slice(0, 2)).toEqual([0, 0]);
+    const noModel = { ...signal([]), embedding: null };
+    const bag = ['refactor', 'payment', 'reconciliation', 'worker', 'retry', 'schedule'];
+    const same = decideBoundary({ bag, centroid: null }, noModel, settings);
+    expect(same.threshold).toBeCloseTo(1 - lexical.threshold);
+    expect(same.boundary).toBe(false);
+    const unrelated = decideBoundary(
+      { bag: ['release', 'notes'], centroid: null },
+      { ...noModel, gapMs: 3 * 60 * MINUTE },
       settings,
     );
-    expect(verdict.threshold).toBe(settings.hybridThreshold);
+    expect(unrelated.boundary).toBe(true);
+    expect(unrelated.rule).toBe('intent_shift');
   });
 });

@@ -82,3 +82,18 @@ export const DEFAULT_LEARNED_BOUNDARY_MODEL: Readonly<LearnedBoundaryModel> = Ob
   weights: Object.freeze([-1.8594, 0.3106, -0.4239, 0.7447, 0.0344, 1.4207]),
   threshold: 0.4,
 });
+
+/**
+ * The same rule without embeddings (issue #23): what hybrid mode runs when the embedding model is
+ * not installed, instead of seed 000's keyword rule, which over-splits every public set (Pk worse
+ * than never splitting). Fitted like the default on the lexical features alone
+ * (`segmentation.js --fit --columns 2,3,4,5 --select f1`); the cosine weights are 0. On the dev
+ * splits it splits rarely in chat (Pk = never-split on TIAGE, −0.003 on SGD) and it halves the
+ * keyword rule's error on coding sessions (synthetic Pk 0.314 vs never 0.394, keyword 0.476).
+ */
+export const LEXICAL_LEARNED_BOUNDARY_MODEL: Readonly<LearnedBoundaryModel> = Object.freeze({
+  bias: -2.3008,
+  // cosPrevious, cosEpisode, jaccardBag, keywords, episodeLength, longGap
+  weights: Object.freeze([0, 0, -1.6566, 0.7678, 0.0324, 1.5765]),
+  threshold: 0.4,
+});
