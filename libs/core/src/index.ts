@@ -16,3 +16,4 @@ export * from './observation';
 export * from './hooks/claude-code-hooks';
 export * from './hooks/claude-settings';
 export * from './hooks/claude-transcript';
+export * from './hooks/git-commit-hook';

@@ -2,6 +2,7 @@ import { loadConfig } from '@engram/config';
 import type { Typed } from '@engram/contracts';
 import { SqliteEventLog } from '@engram/embedded';
 import BetterSqlite3 from 'better-sqlite3';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -336,6 +337,135 @@ describe('embeddedHookPublisher', () => {
       holder.close();
     }
     expect(await run(prompt('after'))).toMatchObject({ drained: 1, published: 1, spooled: 0 });
+  });
+});
+
+describe('CommitMade from a Bash call that committed (issue #20)', () => {
+  let api: string;
+  const git = (...args: string[]) =>
+    execFileSync(
+      'git',
+      [
+        '-c',
+        'user.name=Dev',
+        '-c',
+        'user.email=dev@example.com',
+        '-c',
+        'commit.gpgsign=false',
+      ].concat(args),
+      { cwd: api, encoding: 'utf8', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' } },
+    ).trim();
+  const bash = (command: string, id: string, response: Record<string, unknown> = {}) =>
+    JSON.stringify({
+      session_id: SESSION,
+      transcript_path: `/home/dev/.claude/projects/x/${SESSION}.jsonl`,
+      // A subdirectory: git prints paths from the top level, the project root, all the same.
+      cwd: join(api, 'src'),
+      hook_event_name: 'PostToolUse',
+      tool_name: 'Bash',
+      tool_use_id: id,
+      tool_input: { command, description: 'Commit the refactoring' },
+      tool_response: { stdout: '', stderr: '', interrupted: false, ...response },
+    });
+
+  beforeEach(() => {
+    api = join(dir, 'api');
+    mkdirSync(join(api, 'src', 'auth'), { recursive: true });
+    git('init', '-q', '-b', 'main');
+    const body = (name: string) =>
+      `// ${name}\n${Array.from({ length: 20 }, (_, i) => `export const ${name}${i} = ${i};`).join('\n')}\n`;
+    writeFileSync(join(api, 'src', 'auth', 'session.ts'), body('session'));
+    writeFileSync(join(api, 'src', 'auth', 'legacy-cookie.ts'), body('legacy'));
+    writeFileSync(join(api, 'src', 'auth', 'index.ts'), body('index'));
+    git('add', '.');
+    git('commit', '-q', '-m', 'auth module');
+    // What the agent's Bash call did: a rename, a deletion, an edit, then the commit.
+    git('mv', 'src/auth/session.ts', 'src/auth/sessions.ts');
+    git('rm', '-q', 'src/auth/legacy-cookie.ts');
+    writeFileSync(
+      join(api, 'src', 'auth', 'index.ts'),
+      `${body('index')}export * from './sessions';\n`,
+    );
+    git('add', '.');
+    git('commit', '-q', '-m', 'refactor: sessions module, drop the legacy cookie parser');
+  });
+
+  it('should publish the commit with its rename and deletion to the embedded log, once', async () => {
+    const config = loadConfig();
+    const dataDir = join(dir, 'data');
+    const spool = new HookSpool(join(dataDir, 'spool'));
+    const run = (input: string) =>
+      runHook({
+        input,
+        budgetMs: 2_000,
+        spool,
+        sessions: new HookSessionStore(spool.dir),
+        project: (cwd) => resolveHookProject(cwd, { tenant: 'acme' }),
+        openPublisher: () => embeddedHookPublisher(config, dataDir, 50),
+      });
+    const command = 'git add -A && git commit -m "refactor: sessions module"';
+    const first = await run(bash(command, 'toolu_commit'));
+    expect(first).toMatchObject({ published: 2, spooled: 0, messages: [] });
+    // Hooks are delivered again at times: the same events, the same ids.
+    expect(await run(bash(command, 'toolu_commit'))).toMatchObject({ published: 2 });
+
+    const log = SqliteEventLog.open({ dataDir });
+    let commits: Typed<'CommitMade'>[];
+    try {
+      commits = [...log.replay(`${config.topicPrefix}agent.lifecycle.v1`)]
+        .map((record) => JSON.parse(String(record.value)) as Typed)
+        .filter((event): event is Typed<'CommitMade'> => event.type === 'CommitMade');
+    } finally {
+      log.close();
+    }
+    expect(commits).toHaveLength(2);
+    expect(commits[1].eventId).toBe(commits[0].eventId);
+    expect(commits[0]).toMatchObject({
+      type: 'CommitMade',
+      tenantId: 'acme',
+      projectId: 'api',
+      sessionId: SESSION,
+      agentId: 'claude-code',
+      sha: git('rev-parse', 'HEAD'),
+      changedFiles: ['src/auth/index.ts'],
+      renamedFiles: [{ from: 'src/auth/session.ts', to: 'src/auth/sessions.ts' }],
+      deletedFiles: ['src/auth/legacy-cookie.ts'],
+      message: 'refactor: sessions module, drop the legacy cookie parser',
+      branch: 'main',
+    });
+  });
+
+  it('should run git only after a successful commit-creating call, and never fail on it', async () => {
+    const log = fakeLog();
+    const calls: string[] = [];
+    const spy = (directory: string) => {
+      calls.push(directory);
+      return Promise.reject(new Error('git: command not found'));
+    };
+    const run = (input: string) => hook(input, log.open, { git: spy });
+    expect(await run(bash('git status && npm test', 'toolu_1'))).toMatchObject({ published: 1 });
+    expect(await run(bash('git commit -m x', 'toolu_2', { exit_code: 1 }))).toMatchObject({
+      published: 1,
+    });
+    expect(calls).toEqual([]);
+    // git fails: the tool call is published all the same, the failure said on stderr.
+    const failed = await run(bash('git commit -m x', 'toolu_3'));
+    expect(failed).toMatchObject({ published: 1, spooled: 0 });
+    expect(failed.messages.join('\n')).toMatch(/no CommitMade for git commit.*command not found/);
+    expect(calls).toEqual([join(api, 'src')]);
+    // The real git, in another project (`git -C elsewhere commit`): not this project's commit.
+    const other = await hook(bash(`git -C ${repo} commit -m x`, 'toolu_4'), log.open);
+    expect(other).toMatchObject({ published: 1, messages: [] });
+    expect(log.published.map((event) => event.type)).toEqual(Array(4).fill('ToolCallObserved'));
+  });
+
+  it('should publish nothing for a HEAD older than the call (nothing was committed)', async () => {
+    const log = fakeLog();
+    const outcome = await hook(bash('git commit -m x; git status', 'toolu_5'), log.open, {
+      now: () => Date.now() + 60 * 60 * 1000,
+    });
+    expect(outcome).toMatchObject({ published: 1, messages: [] });
+    expect(log.published.map((event) => event.type)).toEqual(['ToolCallObserved']);
   });
 });
 

@@ -14,14 +14,21 @@ import {
 import {
   CLAUDE_CODE_AGENT_KIND,
   errorMessage,
+  hookCommitCommand,
+  hookCommitMade,
   hookContextOutput,
+  LAST_COMMIT_GIT_ARGS,
   mapClaudeCodeHook,
   parseClaudeCodeHookPayload,
+  parseLastCommit,
+  type ClaudeCodeHookPayload,
+  type GitCommitInvocation,
   type HookMemoryRequest,
   type HookProject,
   type TopicCodec,
 } from '@engram/core';
 import { InvalidArgumentError, type Command } from 'commander';
+import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
@@ -52,6 +59,11 @@ export const SESSION_STATE_MAX_AGE_MS = 30 * 24 * 60 * 60 * 1000;
 /** `engram bootstrap`'s default tenant (DEFAULT_BOOTSTRAP_TENANT), so both meet without flags. */
 export const DEFAULT_HOOK_TENANT = 'default';
 const DEFAULT_DATA_DIR = join(homedir(), '.engram');
+/**
+ * The one `git log` of a hook whose Bash call made a commit (its CommitMade, issue #20). It runs
+ * before publishing and does not count against the publishing budget.
+ */
+export const GIT_LOG_TIMEOUT_MS = 2_000;
 /** Longest additionalContext printed (Claude Code adds it to the model's context). */
 const MAX_CONTEXT_CHARS = 4_000;
 
@@ -104,6 +116,11 @@ export interface HookRun {
    * is given up: a remote source passes it on as its call deadline.
    */
   openMemory?: (deadline: number) => Promise<HookMemory | null>;
+  /**
+   * `git <args>` in `directory`, its stdout (default: the git executable, no shell, killed at
+   * `timeoutMs`). Only called after a Bash call that made a commit.
+   */
+  git?: (directory: string, args: readonly string[], timeoutMs: number) => Promise<string>;
   now?: () => number;
 }
 
@@ -154,7 +171,6 @@ async function within<T>(work: () => Promise<T>, deadline: number): Promise<Sett
 export async function runHook(run: HookRun): Promise<HookOutcome> {
   const now = run.now ?? Date.now;
   const started = Date.now();
-  const deadline = started + run.budgetMs;
   const outcome: HookOutcome = {
     stdout: null,
     messages: [],
@@ -167,10 +183,12 @@ export async function runHook(run: HookRun): Promise<HookOutcome> {
   let events: Typed[];
   let memory: HookMemoryRequest | null;
   let scope: HookScope;
+  let payload: ClaudeCodeHookPayload;
+  let project: HookProject;
   try {
-    const payload = parseClaudeCodeHookPayload(run.input);
+    payload = parseClaudeCodeHookPayload(run.input);
     outcome.hookEventName = payload.hook_event_name;
-    const project = run.project(payload.cwd);
+    project = run.project(payload.cwd);
     const { value, warning } = run.sessions.update(payload.session_id, (previous, locked) => {
       // Not under the lock: nothing is stored, and counter-based ids are made unique.
       const idSalt = locked ? undefined : `${process.pid}:${Date.now()}:${Math.random()}`;
@@ -193,6 +211,16 @@ export async function runHook(run: HookRun): Promise<HookOutcome> {
     return outcome;
   }
 
+  // A Bash call that made a commit: its CommitMade after the call (only then is git run).
+  const commitCommand = hookCommitCommand(payload);
+  const gitStarted = Date.now();
+  if (commitCommand) {
+    const commit = await commitMadeBy(run, payload, project, commitCommand, events);
+    if (commit.event) events = [...events, commit.event];
+    if (commit.message) outcome.messages.push(commit.message);
+  }
+  const deadline = started + run.budgetMs + (Date.now() - gitStarted);
+
   // Events first: they are in the log or the spool before any recall starts, so a slow recall
   // can cost the agent context, never events.
   await deliver(run, events, deadline, outcome);
@@ -205,6 +233,67 @@ export async function runHook(run: HookRun): Promise<HookOutcome> {
     outcome.stdout = hookContextOutput(memory.hookEventName, truncate(context, MAX_CONTEXT_CHARS));
   }
   return outcome;
+}
+
+/**
+ * The CommitMade of the commit a Bash call made: HEAD's commit from `git log` in the payload's
+ * cwd (or the command's `git -C` directory when it is in the same project), with the tool call's
+ * event time. Nothing, and a message for stderr, when git fails, is slow, or HEAD's commit is
+ * older than the call; the hook goes on with its other events either way.
+ */
+async function commitMadeBy(
+  run: HookRun,
+  payload: ClaudeCodeHookPayload,
+  project: HookProject,
+  command: GitCommitInvocation,
+  events: readonly Typed[],
+): Promise<{ event: Typed | null; message: string | null }> {
+  const call = events.find((event) => event.type === 'ToolCallObserved');
+  if (call === undefined) return { event: null, message: null };
+  const cwd = resolve(payload.cwd && isAbsolute(payload.cwd) ? payload.cwd : process.cwd());
+  const directory = command.directory === null ? cwd : resolve(cwd, command.directory);
+  // `git -C elsewhere commit`: a commit of another project is not this project's.
+  if (directory !== cwd && run.project(directory).projectRoot !== project.projectRoot) {
+    return { event: null, message: null };
+  }
+  try {
+    const git = run.git ?? runGit;
+    const output = await git(directory, LAST_COMMIT_GIT_ARGS, GIT_LOG_TIMEOUT_MS);
+    const event = hookCommitMade(payload, project, parseLastCommit(output), call.timestamp);
+    return { event, message: null };
+  } catch (error) {
+    return {
+      event: null,
+      message: `engram hook: no CommitMade for git ${command.subcommand} (${errorMessage(error)})`,
+    };
+  }
+}
+
+/** `git <args>` in `directory`: no shell, bounded time and output, stdout or a rejection. */
+export function runGit(
+  directory: string,
+  args: readonly string[],
+  timeoutMs: number,
+): Promise<string> {
+  return new Promise((resolvePromise, reject) => {
+    execFile(
+      'git',
+      ['-C', directory, ...args],
+      {
+        encoding: 'utf8',
+        timeout: timeoutMs,
+        killSignal: 'SIGKILL',
+        maxBuffer: 4 * 1024 * 1024,
+        windowsHide: true,
+      },
+      (error, stdout, stderr) => {
+        if (error) {
+          const detail = String(stderr).trim().split('\n')[0];
+          reject(new Error(detail ? `${error.message.split('\n')[0]}: ${detail}` : error.message));
+        } else resolvePromise(stdout);
+      },
+    );
+  });
 }
 
 /**
