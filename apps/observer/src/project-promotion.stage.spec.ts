@@ -89,6 +89,8 @@ function pipeline() {
   });
   const work: ProjectWork[] = [];
   const memories: Memory[] = [];
+  /** The memory topic as compaction leaves it: each memory's latest version, tombstones applied. */
+  const latest = new Map<string, Memory>();
   let offset = 0;
   const delivered = <E>(events: E[]): Delivered<E>[] =>
     events.map((event) => ({
@@ -101,7 +103,9 @@ function pipeline() {
     }));
   const commitTo = (log: Map<string, Buffer>, outputs: AnyStageOutput[]) => {
     for (const output of outputs) {
-      if ('messages' in output) {
+      if ('messages' in output && output.topic === DEFAULT_OBSERVER_TOPICS.memories) {
+        for (const m of output.messages) latest.delete(String(m.key));
+      } else if ('messages' in output) {
         for (const m of output.messages) {
           if (m.value === null) log.delete(String(m.key));
           else log.set(String(m.key), m.value as Buffer);
@@ -109,7 +113,9 @@ function pipeline() {
       } else if (output.codec.topic === DEFAULT_OBSERVER_TOPICS.projectWork) {
         work.push(...(output.events as ProjectWork[]));
       } else {
-        memories.push(...validMemories(output as StageOutput<Typed<'Memory'>>));
+        const written = validMemories(output as StageOutput<Typed<'Memory'>>);
+        memories.push(...written);
+        for (const memory of written) latest.set(memory.memoryId, memory);
       }
     }
   };
@@ -120,6 +126,7 @@ function pipeline() {
     graph,
     work,
     memories,
+    latest,
     delivered,
     async calls(events: Typed<'ToolCallObserved'>[]) {
       commitTo(sessionLog, await observer.toolCallStage.transform(delivered(events)));
@@ -335,6 +342,94 @@ describe('ProjectPromotionStage', () => {
     await p.calls(resumed);
     await p.promote();
     expect(p.graph.length).toBe(again);
+  });
+  // Issue #19: two clean runs of one input gave different memories, because a promotion saw the
+  // other sessions' signals that had happened to arrive before it (partitions, topics, batches).
+  describe('whatever the interleaving and batching of the same events (issue #19)', () => {
+    const WEB = { tenantId: 'acme', projectId: 'acme/web' };
+    const OTHER_WORK: CallSpec[] = [
+      read(TOKEN),
+      read(SPEC),
+      edit(SPEC),
+      bash('npm test -- auth', 'FAIL src/auth/token.spec.ts:41 expected 200, got 401'),
+      edit(TOKEN),
+      bash('npm test -- auth'),
+    ];
+    const WEB_WORK: CallSpec[] = [
+      read('src/ui/form.tsx'),
+      read('src/ui/field.tsx'),
+      edit('src/ui/form.tsx'),
+      bash('npm run lint', 'error  Missing return type  src/ui/form.tsx:12'),
+      edit('src/ui/form.tsx'),
+      bash('npm run lint'),
+    ];
+    /** Seven sessions of two projects, some sharing patterns, some not; an hour apart. */
+    const sessions = [
+      { scope: ACME, id: 'a0', work: WORK, validated: true },
+      { scope: ACME, id: 'a1', work: OTHER_WORK, validated: false },
+      { scope: WEB, id: 'w0', work: WEB_WORK, validated: true },
+      { scope: ACME, id: 'a2', work: WORK, validated: true },
+      { scope: WEB, id: 'w1', work: WEB_WORK, validated: false },
+      { scope: ACME, id: 'a3', work: OTHER_WORK, validated: true },
+      { scope: WEB, id: 'w2', work: WEB_WORK, validated: true },
+      { scope: ACME, id: 'a4', work: WORK, validated: true },
+    ].map(({ scope, id, work, validated }, i) => {
+      const at = T0 + i * HOUR;
+      const lifecycle: LifecycleEvent[] = validated
+        ? [validationPassed(scope, id, at + 40_000), sessionEnded(scope, id, at + 60_000)]
+        : [sessionEnded(scope, id, at + 60_000)];
+      return { calls: sessionCalls(scope, id, work, at), lifecycle };
+    });
+
+    /** Runs the events in the given steps; the memory topic's final content, by memoryId. */
+    async function run(
+      steps: Array<{ calls?: number[]; lifecycle?: number[]; promote?: boolean }>,
+    ): Promise<Map<string, Memory>> {
+      const p = pipeline();
+      for (const step of steps) {
+        if (step.calls) await p.calls(step.calls.flatMap((i) => sessions[i].calls));
+        if (step.lifecycle) await p.lifecycle(step.lifecycle.flatMap((i) => sessions[i].lifecycle));
+        if (step.promote !== false) await p.promote();
+      }
+      await p.promote();
+      return new Map([...p.latest].sort(([a], [b]) => (a < b ? -1 : 1)));
+    }
+    const all = sessions.map((_, i) => i);
+
+    it('should promote the same memories, session by session or all calls before any end', async () => {
+      // In event-time order, each session's calls then its end, promoted at once.
+      const inOrder = await run(all.map((i) => ({ calls: [i], lifecycle: [i] })));
+      // Every session's calls first (last session first), then the ends, newest first.
+      const callsFirst = await run([
+        ...[...all].reverse().map((i) => ({ calls: [i] })),
+        ...[...all].reverse().map((i) => ({ lifecycle: [i] })),
+      ]);
+      // Everything in one batch per topic, the project stage run once at the end.
+      const oneBatch = await run([
+        { calls: all, promote: false },
+        { lifecycle: all, promote: false },
+      ]);
+      // Ends interleaved with other sessions' calls, the project stage run every other step.
+      const mixed = await run([
+        { calls: [0, 2, 4], promote: false },
+        { lifecycle: [2] },
+        { calls: [1, 3, 7], lifecycle: [0, 4], promote: false },
+        { calls: [5, 6], lifecycle: [7, 3] },
+        { lifecycle: [1, 6, 5] },
+      ]);
+      expect(inOrder.size).toBeGreaterThan(0);
+      expect(new Set([...inOrder.values()].map((m) => m.projectId))).toEqual(
+        new Set(['acme/api', 'acme/web']),
+      );
+      console.log(
+        `memories: in order ${inOrder.size}, calls first ${callsFirst.size}, ` +
+          `one batch ${oneBatch.size}, mixed ${mixed.size}`,
+      );
+      for (const other of [callsFirst, oneBatch, mixed]) {
+        expect([...other.keys()]).toEqual([...inOrder.keys()]);
+        expect([...other.values()]).toEqual([...inOrder.values()]);
+      }
+    });
   });
 });
 

@@ -1,14 +1,15 @@
 import type { Embedder } from '@engram/ai';
 import type { Memory, Typed } from '@engram/contracts';
+import { createHash } from 'node:crypto';
 import {
-  draftCandidates,
   emptyProjectStats,
   foldSignal,
-  promoteRanked,
   memoryAboutPaths,
   pathsChangedBy,
-  rankCandidates,
+  promoteConverged,
+  promotionOrderKey,
   recordSessionSummary,
+  retainRequest,
   reviseMemoriesForCommit,
   type CommitFileChanges,
   type MemoriesByFile,
@@ -18,8 +19,8 @@ import {
   type ExistingMemoryVector,
   type ObserverSettings,
   type ProjectObservationStats,
-  type PromotionInput,
   type Rejection,
+  type RequestOutcome,
   type Synthesiser,
   decodeStateJson,
   encodeStateJson,
@@ -67,12 +68,25 @@ export interface ProjectRecord {
   tenantId: string;
   projectId: string;
   stats: ProjectObservationStats;
-  /** Memories promoted per scratchpad: its incremental passes share one cap. */
+  /**
+   * Memories promoted per scratchpad by requests no longer retained (its incremental passes
+   * share one cap; the retained requests' shares are recounted at each evaluation).
+   */
   promotedByScratchpad: Record<string, number>;
-  /** The newest promoted memories' vectors, at most MAX_NOVELTY_VECTORS. */
+  /** Vectors of memories of requests no longer retained, at most MAX_NOVELTY_VECTORS. */
   vectors: StoredVector[];
   /** The project's latest episodes (prompt ranges), at most MAX_EPISODES; absent in old records. */
   episodes?: EpisodeRange[];
+  /**
+   * The project's latest promotion requests, in canonical order (event time, then ids), at most
+   * MAX_RETAINED_REQUESTS: evaluated again whenever the statistics change (issue #19). Absent in
+   * old records.
+   */
+  requests?: PromotionRequest[];
+  /** The version last written of each memory of the retained requests: memoryId → digest. */
+  emitted?: Record<string, string>;
+  /** Memories of requests no longer retained: never withdrawn. */
+  frozen?: string[];
 }
 
 /** Enough for a project's recent memories; older ones are still deduplicated by their ids. */
@@ -80,6 +94,14 @@ const MAX_NOVELTY_VECTORS = 500;
 const MAX_SCRATCHPADS = 1_000;
 /** Enough for the sessions whose promotions are still to come. */
 const MAX_EPISODES = 500;
+/**
+ * Promotions evaluated again when the project's statistics change: late signals of another
+ * session change the promotions of the latest this many requests (older ones keep what they
+ * gave). Each evaluation runs the rules once per retained request.
+ */
+export const MAX_RETAINED_REQUESTS = 64;
+const MAX_FROZEN_IDS = 5_000;
+const MAX_CACHED_EMBEDDINGS = 10_000;
 
 /**
  * The observer's second stage, partitioned by project: folds every signal into the project's
@@ -94,6 +116,8 @@ export class ProjectPromotionStage implements ExactlyOnceStage<ProjectWork> {
   private readonly committedRecords: CommittedChangelog<ProjectRecord>;
   private staged: { partition: number; key: string; value: Buffer }[] = [];
   private transformDone = false;
+  /** Draft text → vector, for the drafts evaluated again (bounded). */
+  private readonly embeddings = new Map<string, ArrayLike<number>>();
 
   /** `works`/`memories` count transforms (a redo counts again); `committed*` count commits. */
   readonly counters = {
@@ -130,9 +154,22 @@ export class ProjectPromotionStage implements ExactlyOnceStage<ProjectWork> {
     this.transformDone = false;
     const working = new Map<string, ProjectRecord>();
     const memories: Memory[] = [];
+    const withdrawn: string[] = [];
+    const changed = new Set<ProjectRecord>();
+    const fileChanges: CommitFileChanges[] = [];
     for (const item of items) {
       const record = await this.recordOf(working, item);
-      memories.push(...(await this.apply(record, item.event, memories)));
+      if (this.apply(record, item.event)) changed.add(record);
+      fileChanges.push(...(item.event.fileChanges ?? []));
+    }
+    // The promotions once every item is folded in: what the batch boundaries were does not matter.
+    for (const record of changed) {
+      const evaluated = await this.evaluate(record);
+      memories.push(...evaluated.memories);
+      withdrawn.push(...evaluated.withdrawn);
+    }
+    for (const changes of fileChanges) {
+      memories.push(...(await this.reviseForCommit(changes, memories)));
     }
     this.staged = [...working].map(([key, record]) => ({
       partition: record.partition,
@@ -146,7 +183,12 @@ export class ProjectPromotionStage implements ExactlyOnceStage<ProjectWork> {
       events: memories.map((memory) => ({ type: 'Memory', ...memory })),
     };
     const state: RawStageOutput = { topic: this.options.stateTopic, messages: this.staged };
-    return [memoryOutput, state];
+    if (withdrawn.length === 0) return [memoryOutput, state];
+    const tombstones: RawStageOutput = {
+      topic: this.options.memories.topic,
+      messages: withdrawn.map((memoryId) => ({ key: memoryId, value: null })),
+    };
+    return [memoryOutput, state, tombstones];
   }
 
   onCommitted(): void {
@@ -168,12 +210,8 @@ export class ProjectPromotionStage implements ExactlyOnceStage<ProjectWork> {
     this.transformDone = false;
   }
 
-  /** `written`: this transaction's memories so far (a commit's lookup must see them). */
-  private async apply(
-    record: ProjectRecord,
-    work: ProjectWork,
-    written: readonly Memory[],
-  ): Promise<Memory[]> {
+  /** Folds the work into the record; true when the promotions are to be evaluated again. */
+  private apply(record: ProjectRecord, work: ProjectWork): boolean {
     this.counters.works += 1;
     const { settings } = this.options;
     for (const signal of work.signals) foldSignal(record.stats, signal);
@@ -183,12 +221,97 @@ export class ProjectPromotionStage implements ExactlyOnceStage<ProjectWork> {
     if (work.episodes?.length) {
       record.episodes = mergeEpisodes(record.episodes ?? [], work.episodes);
     }
+    record.requests ??= [];
+    for (const request of work.promotions) retainRequest(record.requests, request);
+    this.counters.promotions += work.promotions.length;
+    return (
+      work.signals.length + work.summaries.length + work.promotions.length > 0 ||
+      (work.episodes?.length ?? 0) > 0
+    );
+  }
+
+  /**
+   * The project's retained promotions evaluated again on its current statistics (the core's
+   * `promoteConverged`): the memories whose version changed are written, the ones no request
+   * gives any more are withdrawn (tombstones), and the requests beyond MAX_RETAINED_REQUESTS
+   * leave, their memories frozen.
+   */
+  private async evaluate(
+    record: ProjectRecord,
+  ): Promise<{ memories: Memory[]; withdrawn: string[] }> {
+    const requests = record.requests ?? [];
+    const emitted = (record.emitted ??= {});
+    const result = await promoteConverged(requests, {
+      tenantId: record.tenantId,
+      projectId: record.projectId,
+      stats: record.stats,
+      episodes: record.episodes ?? [],
+      settings: this.options.settings,
+      frozenPromoted: record.promotedByScratchpad,
+      frozenVectors: existingVectors(record),
+      ...(this.options.embedder && { embed: (drafts) => this.embed(drafts) }),
+      ...(this.options.synthesiser && { synthesiser: this.options.synthesiser }),
+    });
     const memories: Memory[] = [];
-    for (const request of work.promotions) memories.push(...(await this.promote(record, request)));
-    for (const changes of work.fileChanges ?? []) {
-      memories.push(...(await this.reviseForCommit(changes, [...written, ...memories])));
+    for (const memory of result.memories.values()) {
+      const digest = digestOf(memory);
+      if (emitted[memory.memoryId] === digest) continue;
+      emitted[memory.memoryId] = digest;
+      memories.push(memory);
     }
-    return memories;
+    const frozen = new Set(record.frozen ?? []);
+    const withdrawn: string[] = [];
+    for (const memoryId of Object.keys(emitted)) {
+      if (result.memories.has(memoryId)) continue;
+      delete emitted[memoryId];
+      if (!frozen.has(memoryId)) withdrawn.push(memoryId);
+    }
+    this.freeze(record, result.outcomes, emitted, frozen);
+    this.noteRejections(result.rejected);
+    this.counters.memories += memories.length;
+    return { memories, withdrawn };
+  }
+
+  /** The oldest requests beyond MAX_RETAINED_REQUESTS leave; what they promoted stays. */
+  private freeze(
+    record: ProjectRecord,
+    outcomes: readonly RequestOutcome[],
+    emitted: Record<string, string>,
+    frozen: Set<string>,
+  ): void {
+    const requests = record.requests ?? [];
+    const leaving = requests.length - MAX_RETAINED_REQUESTS;
+    if (leaving <= 0) return;
+    const gone = new Set(requests.slice(0, leaving).map(promotionOrderKey));
+    record.requests = requests.slice(leaving);
+    const staying = new Set<string>();
+    for (const outcome of outcomes) {
+      if (gone.has(outcome.orderKey)) continue;
+      for (const memory of outcome.memories) staying.add(memory.memoryId);
+    }
+    for (const outcome of outcomes) {
+      if (!gone.has(outcome.orderKey)) continue;
+      record.promotedByScratchpad[outcome.scratchpadId] =
+        (record.promotedByScratchpad[outcome.scratchpadId] ?? 0) + outcome.memories.length;
+      for (const memory of outcome.memories) {
+        frozen.add(memory.memoryId);
+        if (!staying.has(memory.memoryId)) delete emitted[memory.memoryId];
+      }
+      for (const v of outcome.vectors) {
+        record.vectors = record.vectors.filter((old) => old.memoryId !== v.memoryId);
+        record.vectors.push({
+          memoryId: v.memoryId,
+          model: v.embeddingModel ?? '',
+          vector: toBase64(v.embedding),
+        });
+      }
+    }
+    const scratchpads = Object.keys(record.promotedByScratchpad);
+    for (const old of scratchpads.slice(0, Math.max(0, scratchpads.length - MAX_SCRATCHPADS))) {
+      delete record.promotedByScratchpad[old];
+    }
+    record.vectors = record.vectors.slice(-MAX_NOVELTY_VECTORS);
+    record.frozen = [...frozen].slice(-MAX_FROZEN_IDS);
   }
 
   /**
@@ -218,71 +341,27 @@ export class ProjectPromotionStage implements ExactlyOnceStage<ProjectWork> {
     return revised;
   }
 
-  private async promote(record: ProjectRecord, request: PromotionRequest): Promise<Memory[]> {
-    const { settings } = this.options;
-    const input: PromotionInput = {
-      tenantId: record.tenantId,
-      projectId: record.projectId,
-      signals: request.signals,
-      notes: request.notes,
-      qaIssues: request.qaIssues,
-      commits: request.commits,
-      stats: record.stats,
-      validated: request.trigger.validated,
-      now: request.at,
-      settings,
-    };
-    const drafted = draftCandidates(input);
-    const ranked = rankCandidates(
-      drafted.drafts,
-      {
-        embeddings: await this.embed(drafted.drafts),
-        existingMemories: existingVectors(record),
-        complexity: request.complexity,
-        alreadyPromoted: record.promotedByScratchpad[request.scratchpadId] ?? 0,
-      },
-      request.at,
-      settings,
-    );
-    const consolidation = request.consolidation ?? [];
-    const { memories } = await promoteRanked([...ranked.selected, ...consolidation], input, {
-      workUnitRef: request.workUnitRef,
-      fallbackSessionId: request.sessionId,
-      episodes: record.episodes ?? [],
-      ...(this.options.synthesiser && { synthesiser: this.options.synthesiser }),
-    });
-    this.remember(record, request.scratchpadId, ranked.selected, memories.length);
-    this.noteRejections([...drafted.rejected, ...ranked.rejected]);
-    this.counters.promotions += 1;
-    this.counters.memories += memories.length;
-    return memories;
-  }
-
+  /** Drafts' vectors; a draft's text embeds to the same vector every time, so it is cached. */
   private async embed(drafts: DraftCandidate[]): Promise<Map<string, CandidateEmbedding>> {
     const { embedder } = this.options;
     if (!embedder || drafts.length === 0) return new Map();
-    const vectors = await embedder.embed(drafts.map((d) => d.draft.content));
-    return new Map(drafts.map((d, i) => [d.key, { vector: vectors[i], model: embedder.id }]));
-  }
-
-  private remember(
-    record: ProjectRecord,
-    scratchpadId: string,
-    selected: readonly { memoryId: string; embedding?: CandidateEmbedding }[],
-    promoted: number,
-  ): void {
-    record.promotedByScratchpad[scratchpadId] =
-      (record.promotedByScratchpad[scratchpadId] ?? 0) + promoted;
-    const scratchpads = Object.keys(record.promotedByScratchpad);
-    for (const old of scratchpads.slice(0, Math.max(0, scratchpads.length - MAX_SCRATCHPADS))) {
-      delete record.promotedByScratchpad[old];
+    const missing = [
+      ...new Set(drafts.map((d) => d.draft.content).filter((c) => !this.embeddings.has(c))),
+    ];
+    if (missing.length > 0) {
+      const vectors = await embedder.embed(missing);
+      missing.forEach((content, i) => this.embeddings.set(content, vectors[i]));
+      const excess = this.embeddings.size - MAX_CACHED_EMBEDDINGS;
+      for (const old of [...this.embeddings.keys()].slice(0, Math.max(0, excess))) {
+        this.embeddings.delete(old);
+      }
     }
-    for (const { memoryId, embedding } of selected) {
-      if (!embedding || embedding.model === null) continue;
-      record.vectors = record.vectors.filter((v) => v.memoryId !== memoryId);
-      record.vectors.push({ memoryId, model: embedding.model, vector: toBase64(embedding.vector) });
-    }
-    record.vectors = record.vectors.slice(-MAX_NOVELTY_VECTORS);
+    return new Map(
+      drafts.map((d) => [
+        d.key,
+        { vector: this.embeddings.get(d.draft.content)!, model: embedder.id },
+      ]),
+    );
   }
 
   private noteRejections(rejections: Rejection[]): void {
@@ -326,6 +405,11 @@ function mergeEpisodes(known: EpisodeRange[], incoming: EpisodeRange[]): Episode
     byId.set(episode.episodeId, episode);
   }
   return [...byId.values()].slice(-MAX_EPISODES);
+}
+
+/** A memory version's digest: an evaluation that gives the same version writes nothing. */
+function digestOf(memory: Memory): string {
+  return createHash('sha256').update(JSON.stringify(memory)).digest('base64');
 }
 
 function existingVectors(record: ProjectRecord): ExistingMemoryVector[] {

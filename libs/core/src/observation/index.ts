@@ -35,4 +35,5 @@ export * from './promotion/templates';
 export * from './promotion/synthesiser';
 export * from './promotion/memory-builder';
 export * from './promotion/promotion-pipeline';
+export * from './promotion/converged-promotion';
 export * from './git-co-commits';
