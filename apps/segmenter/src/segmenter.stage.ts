@@ -8,6 +8,7 @@ import {
   type AnnotationPrompt,
   type AnnotationToolCall,
   type AnnotationValidation,
+  type ChainCandidate,
   type SegmenterOutput,
   type SegmenterSettings,
   type SessionState,
@@ -21,7 +22,12 @@ import type {
   TopicCodec,
 } from '@engram/kafka';
 import { boundaryRecord, episodeRecord } from './episode-records';
-import { ThreadLinker, type LinkEvidence } from './thread-linker';
+import {
+  THREADS_KEY_PREFIX,
+  ThreadLinker,
+  type LinkEvidence,
+  type ThreadsRecord,
+} from './thread-linker';
 
 /** Topic names; tests give every run its own. */
 export interface SegmenterTopics {
@@ -100,6 +106,27 @@ export interface SessionRecord extends LinkEvidence {
 
 type Evidence = Omit<SessionRecord, 'v' | 'sessionId' | 'session'>;
 
+/**
+ * A project's recently closed episodes on one partition (those of the partition's sessions): the
+ * chaining index as the changelog holds it, newest first, key `CHAIN_KEY_PREFIX + projectId`.
+ */
+export interface ChainRecord {
+  v: 1;
+  kind: 'chain';
+  partition: number;
+  projectId: string;
+  episodes: ChainCandidate[];
+}
+
+/** Changelog keys of the link state (session records are keyed by the bare sessionId). */
+export const CHAIN_KEY_PREFIX = 'segmenter:chain:';
+export { THREADS_KEY_PREFIX };
+
+/** A changelog key that holds link state (chaining or recent threads), not a session. */
+export function isLinkStateKey(key: string): boolean {
+  return key.startsWith(CHAIN_KEY_PREFIX) || key.startsWith(THREADS_KEY_PREFIX);
+}
+
 /** Where the inputs are: their current end offsets and how far this group has committed. */
 export interface InputPositions {
   endOffsets(partition: number): Promise<InputOffsets>;
@@ -132,7 +159,14 @@ export class SegmenterStage {
   private readonly evidence = new Map<string, Evidence>();
   private readonly restored = new Set<number>();
   private owned = new Set<number>();
-  private readonly chainIndex = new RecentEpisodeIndex();
+  /**
+   * The chaining index per input partition (an episode belongs to its session's partition):
+   * persisted in the changelog one record per project, restored and forgotten with the partition.
+   * Candidates come from every partition this instance holds.
+   */
+  private readonly chainSlices = new Map<number, RecentEpisodeIndex>();
+  /** Projects whose chain record changed in the open transaction, per partition. */
+  private chainChanged = new Map<number, Set<string>>();
   private readonly linker: ThreadLinker;
   /** Thread-link decisions and outcomes of the open transaction. */
   private linkRecords: unknown[] = [];
@@ -167,9 +201,36 @@ export class SegmenterStage {
           projectId: opening.projectId,
           now: opening.at,
           episodeId: opening.excludeEpisodeId,
-          candidates: this.chainIndex.candidates(opening.projectId, opening.at),
+          candidates: this.chainCandidates(opening.projectId, opening.at),
         }).parentEpisodeId,
     });
+  }
+
+  private chainCandidates(projectId: string, at: number): readonly Readonly<ChainCandidate>[] {
+    if (this.chainSlices.size === 1) {
+      for (const slice of this.chainSlices.values()) return slice.candidates(projectId, at);
+    }
+    return [...this.chainSlices.keys()]
+      .sort((a, b) => a - b)
+      .flatMap((partition) => this.chainSlices.get(partition)!.candidates(projectId, at));
+  }
+
+  private chainSlice(partition: number): RecentEpisodeIndex {
+    let slice = this.chainSlices.get(partition);
+    if (!slice) {
+      slice = new RecentEpisodeIndex();
+      this.chainSlices.set(partition, slice);
+    }
+    return slice;
+  }
+
+  private markChainChanged(partition: number, projectId: string): void {
+    let projects = this.chainChanged.get(partition);
+    if (!projects) {
+      projects = new Set();
+      this.chainChanged.set(partition, projects);
+    }
+    projects.add(projectId);
   }
 
   get openSessions(): number {
@@ -186,6 +247,9 @@ export class SegmenterStage {
 
   private forgetPartition(partition: number): void {
     this.restored.delete(partition);
+    this.chainSlices.delete(partition);
+    this.chainChanged.delete(partition);
+    this.linker.forget(partition);
     for (const [sessionId, evidence] of this.evidence) {
       if (evidence.partition !== partition) continue;
       this.segmenter.forget(sessionId);
@@ -201,9 +265,17 @@ export class SegmenterStage {
   private async ensureRestored(partition: number): Promise<void> {
     this.owned.add(partition);
     if (this.restored.has(partition)) return;
+    const chain: ChainRecord[] = [];
     for (const value of (await this.restore([partition])).values()) {
-      const record = JSON.parse(value.toString('utf8')) as SessionRecord;
-      if (record.partition !== partition) continue;
+      const parsed = JSON.parse(value.toString('utf8')) as
+        SessionRecord | ChainRecord | ThreadsRecord;
+      if (parsed.partition !== partition) continue;
+      if ('kind' in parsed) {
+        if (parsed.kind === 'chain') chain.push(parsed);
+        else this.linker.restore(parsed);
+        continue;
+      }
+      const record = parsed;
       if (record.session) this.segmenter.restore(record.session);
       const { prompts, toolCalls, validations, pendingEnd, crossThread, awaitingOutcome } = record;
       this.evidence.set(record.sessionId, {
@@ -216,6 +288,14 @@ export class SegmenterStage {
         awaitingOutcome: awaitingOutcome ?? null,
         pendingEpisodes: record.pendingEpisodes ?? [],
       });
+    }
+    if (chain.length > 0) {
+      this.chainSlices.set(
+        partition,
+        RecentEpisodeIndex.fromJSON({
+          projects: chain.map(({ projectId, episodes }) => ({ projectId, episodes })),
+        }),
+      );
     }
     this.restored.add(partition);
   }
@@ -265,6 +345,12 @@ export class SegmenterStage {
     const outputs: SegmenterOutput[] = [];
     outputs.push(...(await this.settleEnds()));
     outputs.push(...this.segmenter.sweep());
+    // Link state of quiet projects and users leaves memory and the changelog, by stream time.
+    const now = this.segmenter.now;
+    for (const [partition, slice] of this.chainSlices) {
+      for (const projectId of slice.pruneProjects(now)) this.markChainChanged(partition, projectId);
+    }
+    this.linker.prune(now);
     return this.finish(outputs, await this.toolCallEnds(outputs));
   }
 
@@ -332,13 +418,14 @@ export class SegmenterStage {
     this.touched.clear();
     this.ended.clear();
     this.linkRecords = [];
+    this.chainChanged = new Map();
   }
 
   /** The state in memory went ahead of the log: drop it; batches restore what was committed. */
   aborted(): void {
+    // Sessions and link state alike: the retried batch restores them and decides again.
     for (const partition of [...this.restored]) this.forgetPartition(partition);
-    // The retried batch must see its new threads as new again.
-    this.linker.clear();
+    this.linker.takeChanges();
     this.toolCallsConsumed.clear();
     this.segmenter.takeChanges();
     this.committed();
@@ -351,7 +438,8 @@ export class SegmenterStage {
     handle: (item: Delivered<E>, outputs: SegmenterOutput[]) => void | Promise<void>,
   ): Promise<AnyStageOutput[]> {
     // First batch of a newly owned partition, or the retry of an aborted one: restore first.
-    for (const partition of new Set(items.map((item) => item.partition))) {
+    // Every owned partition, not only the batch's: chaining and thread linking look at all.
+    for (const partition of new Set([...this.owned, ...items.map((item) => item.partition)])) {
       await this.ensureRestored(partition);
     }
     const outputs: SegmenterOutput[] = [];
@@ -416,6 +504,7 @@ export class SegmenterStage {
       state.episode.episodeId,
       opened?.episode ?? null,
       evidence,
+      evidence.partition,
     );
     if (!(records instanceof Promise)) {
       this.linkRecords.push(...records);
@@ -503,16 +592,18 @@ export class SegmenterStage {
       if (output.kind !== 'closed') continue;
       const { episode } = output;
       const evidence = this.evidence.get(episode.sessionId);
-      this.chainIndex.add(
+      if (!evidence) continue;
+      this.chainSlice(evidence.partition).add(
         {
           episodeId: episode.episodeId,
           projectId: episode.projectId,
           closedAt: output.at,
           keywords: episode.intentKeywords,
+          parentEpisodeId: episode.parentEpisodeId,
         },
         output.at,
       );
-      if (!evidence) continue;
+      this.markChainChanged(evidence.partition, episode.projectId);
       const crossThreadEpisodeIds = evidence.crossThread?.[episode.episodeId] ?? [];
       delete evidence.crossThread?.[episode.episodeId];
       (evidence.pendingEpisodes ??= []).push({
@@ -580,7 +671,29 @@ export class SegmenterStage {
         },
       ];
     });
-    return { topic: this.topics.changelog, messages };
+    return { topic: this.topics.changelog, messages: [...messages, ...this.linkStateMessages()] };
+  }
+
+  /** The changed chain and thread records (tombstones when emptied), sorted for determinism. */
+  private linkStateMessages(): RawStageOutput['messages'] {
+    const messages: RawStageOutput['messages'] = [];
+    for (const partition of [...this.chainChanged.keys()].sort((a, b) => a - b)) {
+      const slice = this.chainSlices.get(partition);
+      for (const projectId of [...this.chainChanged.get(partition)!].sort()) {
+        const episodes = slice?.episodesOf(projectId) ?? [];
+        const record: ChainRecord = { v: 1, kind: 'chain', partition, projectId, episodes };
+        messages.push({
+          key: CHAIN_KEY_PREFIX + projectId,
+          partition,
+          value: episodes.length === 0 ? null : Buffer.from(JSON.stringify(record)),
+        });
+      }
+    }
+    this.chainChanged = new Map();
+    for (const { key, partition, value } of this.linker.takeChanges()) {
+      messages.push({ key, partition, value: value && Buffer.from(JSON.stringify(value)) });
+    }
+    return messages;
   }
 }
 

@@ -13,9 +13,10 @@ import {
   type EpisodeSnapshot,
   type LinkDecisionRecord,
   type LlmAssessmentStatus,
+  RecentThreadIndex,
+  type UserThreadsState,
 } from '@engram/core';
 import { threadLinkRecord } from './episode-records';
-import { RecentThreads } from './recent-threads';
 
 export type ThreadLinkRecord = ThreadLinkDecision & { type: 'ThreadLinkDecision' };
 
@@ -36,6 +37,20 @@ export interface LinkEvidence {
 
 const MAX_TURN_CHARS = 2_000;
 
+/** A user's recent threads on one partition, as the changelog holds them (key: `threadsKey`). */
+export interface ThreadsRecord extends UserThreadsState {
+  v: 1;
+  kind: 'threads';
+  partition: number;
+}
+
+/** The changelog key of a user's threads record (session keys never start with it). */
+export const THREADS_KEY_PREFIX = 'segmenter:threads:';
+
+export function threadsKey(userKey: string): string {
+  return THREADS_KEY_PREFIX + userKey;
+}
+
 /**
  * Cross-thread linking in the stream (SPEC §4.3, seed 004 §2.3–2.4): a user's new thread is
  * decided against their recent threads (algorithmically, and with the LLM assessor when one is
@@ -44,9 +59,52 @@ const MAX_TURN_CHARS = 2_000;
  * way records the decision's outcome (CORRECT / INCORRECT) by republishing it under its key.
  */
 export class ThreadLinker {
-  private readonly threads = new RecentThreads();
+  /**
+   * The recent-thread index per input partition (a thread belongs to its session's partition):
+   * persisted in the changelog, restored with the partition and forgotten with it. Candidates
+   * come from every partition this instance holds.
+   */
+  private readonly slices = new Map<number, RecentThreadIndex>();
+  /** Users whose record changed since the last `takeChanges()`, per partition. */
+  private readonly changed = new Map<number, Set<string>>();
 
   constructor(private readonly assessor: LlmContinuityAssessor | null = null) {}
+
+  /** Puts back a user's threads record read from the changelog. */
+  restore(record: ThreadsRecord): void {
+    this.slice(record.partition).restoreUser(record);
+  }
+
+  /** Forgets a partition's threads (it moved away, or its uncommitted state is dropped). */
+  forget(partition: number): void {
+    this.slices.delete(partition);
+    this.changed.delete(partition);
+  }
+
+  /** Evicts threads idle for longer than the window before `now` (the stream time). */
+  prune(now: number): void {
+    for (const [partition, slice] of this.slices) {
+      for (const key of slice.prune(now)) this.markChanged(partition, key);
+    }
+  }
+
+  /** The changed users' records (or null: tombstones), keyed and partitioned for the changelog. */
+  takeChanges(): { key: string; partition: number; value: ThreadsRecord | null }[] {
+    const changes: { key: string; partition: number; value: ThreadsRecord | null }[] = [];
+    for (const [partition, keys] of this.changed) {
+      const slice = this.slices.get(partition);
+      for (const userKey of [...keys].sort()) {
+        const state = slice?.userState(userKey) ?? null;
+        changes.push({
+          key: threadsKey(userKey),
+          partition,
+          value: state && { v: 1, kind: 'threads', partition, ...state },
+        });
+      }
+    }
+    this.changed.clear();
+    return changes;
+  }
 
   /**
    * The records this user turn produces: an outcome, a new decision, both or none. Synchronous
@@ -58,17 +116,22 @@ export class ThreadLinker {
     episodeId: string,
     opened: EpisodeSnapshot | null,
     evidence: LinkEvidence,
+    partition: number,
   ): ThreadLinkRecord[] | Promise<ThreadLinkRecord[]> {
     const records: ThreadLinkRecord[] = [];
     const outcome = this.outcomeOf(prompt, threadId, evidence);
     if (outcome) records.push(outcome);
     const finish = (decided: ThreadLinkRecord | null): ThreadLinkRecord[] => {
       if (decided) records.push(decided);
-      this.recordTurn(prompt, threadId, episodeId);
+      this.recordTurn(prompt, threadId, episodeId, partition);
       return records;
     };
-    if (!opened || this.threads.has(threadId)) return finish(null);
-    const candidates = this.threads.candidates(prompt.tenantId, prompt.userId, prompt.timestamp);
+    if (!opened || this.known(threadId)) return finish(null);
+    const candidates = [...this.slices.keys()]
+      .sort((a, b) => a - b)
+      .flatMap((p) =>
+        this.slices.get(p)!.candidates(prompt.tenantId, prompt.userId, prompt.timestamp),
+      );
     const input = {
       opening: {
         threadId,
@@ -85,8 +148,44 @@ export class ThreadLinker {
     return decideCrossThreadLink(input, this.assessor).then(settle);
   }
 
-  private recordTurn(prompt: PromptSubmitted, threadId: string, episodeId: string): void {
-    this.threads.record({
+  private known(threadId: string): boolean {
+    for (const slice of this.slices.values()) if (slice.has(threadId)) return true;
+    return false;
+  }
+
+  private latestEpisodeOf(threadId: string): string | null {
+    for (const slice of this.slices.values()) {
+      const episodeId = slice.latestEpisodeOf(threadId);
+      if (episodeId !== null) return episodeId;
+    }
+    return null;
+  }
+
+  private slice(partition: number): RecentThreadIndex {
+    let slice = this.slices.get(partition);
+    if (!slice) {
+      slice = new RecentThreadIndex();
+      this.slices.set(partition, slice);
+    }
+    return slice;
+  }
+
+  private markChanged(partition: number, userKey: string): void {
+    let keys = this.changed.get(partition);
+    if (!keys) {
+      keys = new Set();
+      this.changed.set(partition, keys);
+    }
+    keys.add(userKey);
+  }
+
+  private recordTurn(
+    prompt: PromptSubmitted,
+    threadId: string,
+    episodeId: string,
+    partition: number,
+  ): void {
+    const userKey = this.slice(partition).record({
       threadId,
       tenantId: prompt.tenantId,
       userId: prompt.userId,
@@ -94,11 +193,7 @@ export class ThreadLinker {
       text: prompt.text.slice(0, MAX_TURN_CHARS),
       episodeId,
     });
-  }
-
-  /** Forgets the index (after an aborted transaction the retried batch must decide again). */
-  clear(): void {
-    this.threads.clear();
+    this.markChanged(partition, userKey);
   }
 
   private outcomeOf(
@@ -134,7 +229,7 @@ export class ThreadLinker {
     evidence: LinkEvidence,
   ): ThreadLinkRecord | null {
     if (!record) return null;
-    const linkedEpisodeId = this.threads.latestEpisodeOf(record.candidateThreadId);
+    const linkedEpisodeId = this.latestEpisodeOf(record.candidateThreadId);
     if (record.decision === 'LINK' && linkedEpisodeId) {
       evidence.crossThread = { ...evidence.crossThread, [opened.episodeId]: [linkedEpisodeId] };
     }

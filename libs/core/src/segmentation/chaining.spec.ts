@@ -195,6 +195,63 @@ describe('chooseParentEpisode', () => {
   });
 });
 
+describe('chaining three episodes of one topic (issue #20)', () => {
+  // The arc's opening words stay the same; the second episode's bag also took in what was found.
+  const OPENING = intentKeywords('debugging the memory leak in the session cache');
+  const FOUND = intentKeywords(
+    'debugging the memory leak in the session cache, found the root cause in the eviction timer',
+  );
+
+  it('should form a chain (2 → 1, 3 → 2), not a star around the first', () => {
+    const index = new RecentEpisodeIndex();
+    const open = (episodeId: string, at: number): string | null =>
+      chooseParentEpisode({
+        keywords: OPENING,
+        projectId: 'repo-a',
+        episodeId,
+        now: at,
+        candidates: index.candidates('repo-a', at),
+      }).parentEpisodeId;
+    const close = (episodeId: string, at: number, bag: readonly string[], parent: string | null) =>
+      index.add(
+        { episodeId, projectId: 'repo-a', closedAt: at, keywords: bag, parentEpisodeId: parent },
+        at,
+      );
+
+    expect(open('ep-1', NOW)).toBeNull();
+    close('ep-1', NOW + HOUR, OPENING, null);
+    const parentOf2 = open('ep-2', NOW + 7 * HOUR);
+    close('ep-2', NOW + 8 * HOUR, FOUND, parentOf2);
+    const parentOf3 = open('ep-3', NOW + 14 * HOUR);
+
+    expect(parentOf2).toBe('ep-1');
+    expect(parentOf3).toBe('ep-2');
+    const parents = new Map([
+      ['ep-1', null],
+      ['ep-2', parentOf2],
+      ['ep-3', parentOf3],
+    ]);
+    expect(walkChain('ep-3', (id) => parents.get(id)).episodeIds).toEqual(['ep-1', 'ep-2', 'ep-3']);
+  });
+
+  it('should follow the chain to its latest episode, not to another chain or a later sibling', () => {
+    const choice = chooseParentEpisode({
+      keywords: LEAK,
+      projectId: 'repo-a',
+      now: NOW,
+      candidates: [
+        candidate('root', 10, LEAK),
+        candidate('child', 6, BUILD, { parentEpisodeId: 'root' }),
+        candidate('grandchild', 3, BUILD, { parentEpisodeId: 'child' }),
+        candidate('other-root', 1, BUILD),
+        // Closed before the child it would continue: not a continuation.
+        candidate('earlier', 8, BUILD, { parentEpisodeId: 'grandchild' }),
+      ],
+    });
+    expect(choice).toMatchObject({ parentEpisodeId: 'grandchild', source: 'auto', similarity: 1 });
+  });
+});
+
 describe('RecentEpisodeIndex', () => {
   it('should forget evicted episodes: remove() finds them no more, re-adding works', () => {
     const index = new RecentEpisodeIndex({ maxPerProject: 2 });

@@ -17,6 +17,8 @@ export interface ChainCandidate {
   /** The closed episode's accumulated intent keywords. */
   keywords: readonly string[];
   embedding?: readonly number[] | null;
+  /** The closed episode's own parent, when it had one: what makes the candidates a chain. */
+  parentEpisodeId?: string | null;
 }
 
 export interface ChooseParentInput {
@@ -50,7 +52,10 @@ export interface ParentChoice {
   parentEpisodeId: string | null;
   /** explicit: named by the client; auto: detected; none: no parent. */
   source: 'explicit' | 'auto' | 'none';
-  /** Topic similarity of the chosen parent, or of the best rejected candidate; null if none. */
+  /**
+   * Topic similarity of the best match (the parent is that match or its latest descendant among
+   * the candidates), or of the best rejected candidate; null if none.
+   */
   similarity: number | null;
   measure: TopicMeasure | null;
   /** Candidates inside the project and time window that were compared. */
@@ -64,7 +69,11 @@ export interface ParentChoice {
  * Topic similarity is `topicSimilarity`: the cosine of the embeddings when both the new episode
  * and the candidate have one, else the Jaccard similarity of the keyword bags. A candidate needs
  * similarity > `minSimilarity`; the most similar wins; ties go to the more recently closed, then
- * to the smaller episode id (code-unit order).
+ * to the smaller episode id (code-unit order). The parent is then the *latest* episode of the
+ * winner's chain among the candidates: while a candidate names the current one as its parent,
+ * the walk moves to the most recently closed such child (ties: the smaller id). Three episodes of
+ * one topic so form a chain (2 → 1, 3 → 2), not a star around the first, even when the second
+ * episode's accumulated keywords drifted from the topic's opening words.
  */
 export function chooseParentEpisode(
   input: ChooseParentInput,
@@ -108,12 +117,39 @@ export function chooseParentEpisode(
   }
   const accepted = best.topic.similarity > minSimilarity;
   return {
-    parentEpisodeId: accepted ? best.candidate.episodeId : null,
+    parentEpisodeId: accepted
+      ? latestOfChain(
+          best.candidate,
+          scored.map((s) => s.candidate),
+        )
+      : null,
     source: accepted ? 'auto' : 'none',
     similarity: best.topic.similarity,
     measure: best.topic.measure,
     considered: scored.length,
   };
+}
+
+/** The most recent descendant of `start` among `candidates` (start itself when it has none). */
+function latestOfChain(start: ChainCandidate, candidates: readonly ChainCandidate[]): string {
+  const children = new Map<string, ChainCandidate[]>();
+  for (const candidate of candidates) {
+    const parent = candidate.parentEpisodeId;
+    if (!parent) continue;
+    const siblings = children.get(parent);
+    if (siblings) siblings.push(candidate);
+    else children.set(parent, [candidate]);
+  }
+  const seen = new Set<string>([start.episodeId]);
+  let current = start;
+  for (;;) {
+    const next = (children.get(current.episodeId) ?? [])
+      .filter((child) => !seen.has(child.episodeId) && child.closedAt >= current.closedAt)
+      .sort(newestFirst)[0];
+    if (next === undefined) return current.episodeId;
+    seen.add(next.episodeId);
+    current = next;
+  }
 }
 
 export interface RecentEpisodeIndexOptions {
@@ -188,6 +224,15 @@ export class RecentEpisodeIndex {
     return evicted;
   }
 
+  /** Like `prune`, returning the projects that lost episodes (sorted): their records changed. */
+  pruneProjects(now: number): string[] {
+    const changed: string[] = [];
+    for (const projectId of [...this.projects.keys()].sort(compareText)) {
+      if (this.pruneProject(projectId, now) > 0) changed.push(projectId);
+    }
+    return changed;
+  }
+
   /**
    * The project's episodes inside the window at `now`, newest first (no eviction). The entries
    * are the index's own, read-only: copying them on every episode opening cost the segmenter
@@ -202,6 +247,11 @@ export class RecentEpisodeIndex {
     let size = 0;
     for (const episodes of this.projects.values()) size += episodes.length;
     return size;
+  }
+
+  /** The project's episodes (copies), newest first, stale ones included: its changelog record. */
+  episodesOf(projectId: string): ChainCandidate[] {
+    return (this.projects.get(projectId) ?? []).map(copyCandidate);
   }
 
   toJSON(): RecentEpisodeIndexState {
@@ -314,6 +364,7 @@ function copyCandidate(episode: ChainCandidate): ChainCandidate {
     closedAt: episode.closedAt,
     keywords: [...episode.keywords],
   };
+  if (episode.parentEpisodeId !== undefined) copy.parentEpisodeId = episode.parentEpisodeId;
   if (episode.embedding !== undefined) {
     copy.embedding = episode.embedding === null ? null : [...episode.embedding];
   }

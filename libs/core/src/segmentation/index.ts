@@ -11,3 +11,4 @@ export * from './prompt-validation';
 export * from './stream-segmenter';
 export * from './metrics';
 export * from './learned-boundary';
+export * from './recent-threads';
