@@ -231,8 +231,9 @@ describe('SqliteEventLog', () => {
         const lines = buffered.split('\n');
         buffered = lines.pop()!;
         for (const line of lines) acked = Number(line.replace('acked ', ''));
-        // Kill it mid-stream, while it is appending as fast as it can.
-        if (acked >= 100) {
+        // Kill it mid-stream, while it is appending as fast as it can. (Each append is an
+        // fsync: on a machine busy with the servers' own fsyncs, 100 of them took over 180 s.)
+        if (acked >= 30) {
           child.removeAllListeners('exit');
           child.kill('SIGKILL');
           resolve();
