@@ -2,6 +2,8 @@
 // the observer, the retrieval indexer and store; no servers): a CommitMade that renames a file
 // moves the memories about it to the new path (their next versions, same ids), one that deletes
 // a memory's only file marks it stale — never injected, shown with the stale prefix when asked.
+// A FileManifest (the hook's, at SessionStart) does the same for every memory whose files it no
+// longer lists (the sweep).
 import type { LifecycleEvent, Memory, Typed } from '@engram/contracts';
 import { parseConfig } from '@engram/config';
 import { NO_MEMORY_DETAILS, type RankedMemory } from '@engram/core';
@@ -208,5 +210,113 @@ describe('staleness from commits, embedded', () => {
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(services.log.endOffsets('memory.memories.v1')).toEqual(ends);
     expect(await inject(SESSIONS_FILE)).toEqual([SESSION_MEMORY.memoryId]);
+  }, 60_000);
+});
+
+describe('the sweep against a FileManifest, embedded', () => {
+  let dir: string;
+  let services: EmbeddedServices;
+  let port: SqliteEventLogAdapter;
+  const TOKEN_FILE = 'src/auth/token.ts';
+  const CSRF_FILE = 'src/auth/old-csrf.ts';
+  const TOKEN_MEMORY = gotcha(
+    '6c1e7f3a-0000-4000-8000-000000000011',
+    'Token refresh retries must back off or the gateway rate-limits the whole tenant',
+    TOKEN_FILE,
+  );
+  const CSRF_MEMORY = gotcha(
+    '6c1e7f3a-0000-4000-8000-000000000012',
+    'The old CSRF middleware rejects requests whose origin header has a trailing slash',
+    CSRF_FILE,
+  );
+  const manifest = (eventId: string, sessionId: string, at: number): Typed<'FileManifest'> => ({
+    type: 'FileManifest',
+    eventId,
+    ...SCOPE,
+    sessionId,
+    agentId: 'claude-code',
+    userId: null,
+    timestamp: at,
+    schemaVersion: 1,
+    headSha: 'a1b2c3d4',
+    // The tracked files at HEAD: the token module and 20,000 others, not the CSRF middleware.
+    files: [
+      'package.json',
+      TOKEN_FILE,
+      ...Array.from({ length: 20_000 }, (_, i) => `src/generated/f${i}.ts`),
+    ],
+  });
+
+  const inject = async (filePath: string) =>
+    (await services.retrieval.recall.context.injectForFile({ ...SCOPE, filePath })).memories.map(
+      (m) => m.memory.memoryId,
+    );
+  const recall = async (query: string): Promise<RankedMemory[]> =>
+    (
+      await services.retrieval.recall.service.recall({ ...SCOPE, query, tier: 'memories', k: 5 })
+    ).results.flatMap((hit) => (hit.tier === 'memories' ? [hit.memory] : []));
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'engram-manifest-'));
+    services = await startEmbeddedServices({
+      config: parseConfig({}),
+      dataDir: join(dir, 'data'),
+      sweepIntervalMs: 50,
+      llm: null,
+      retrievalEmbedder: LEXICAL_ONLY_EMBEDDER,
+    });
+    port = new SqliteEventLogAdapter(services.log);
+    await port.publish(contractCodec('memory.memories.v1'), [
+      { type: 'Memory', ...TOKEN_MEMORY },
+      { type: 'Memory', ...CSRF_MEMORY },
+    ]);
+    await until(
+      () => inject(CSRF_FILE),
+      (ids) => ids.length === 1,
+    );
+  }, 60_000);
+
+  afterAll(async () => {
+    await services?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('should stale the memory whose file the manifest no longer lists, and only that one', async () => {
+    expect(await inject(TOKEN_FILE)).toEqual([TOKEN_MEMORY.memoryId]);
+    const at = T0 + 7_200_000;
+    await port.publish(contractCodec('agent.lifecycle.v1'), [
+      manifest('manifest-event-1', 'session-3', at) as LifecycleEvent,
+    ]);
+    await until(
+      () => inject(CSRF_FILE),
+      (ids) => ids.length === 0,
+    );
+    expect(await inject(TOKEN_FILE)).toEqual([TOKEN_MEMORY.memoryId]);
+
+    const stale = (await recall('old CSRF middleware origin trailing slash')).find(
+      (m) => m.memory.memoryId === CSRF_MEMORY.memoryId,
+    )!;
+    expect(stale.memory.staleAt).toBe(at);
+    expect(stale.memory.relatedFiles).toEqual([CSRF_FILE]);
+    expect(stale.stale).toBe(true);
+    expect(stale.content).toBe(`[STALE — file no longer exists] ${CSRF_MEMORY.content}`);
+    const [live] = await recall('token refresh retries back off gateway');
+    expect(live.memory).toMatchObject({ memoryId: TOKEN_MEMORY.memoryId, staleAt: null });
+    expect(services.observer.stage.counters.manifestsSwept).toBe(1);
+    expect(services.observer.promotion.counters.revisedForFiles).toBe(1);
+  }, 60_000);
+
+  it('should write nothing when the same manifest comes again, from another session', async () => {
+    const ends = services.log.endOffsets('memory.memories.v1');
+    await port.publish(contractCodec('agent.lifecycle.v1'), [
+      manifest('manifest-event-2', 'session-4', T0 + 10_800_000) as LifecycleEvent,
+    ]);
+    await until(
+      () => Promise.resolve(services.observer.stage.counters.manifestsSwept),
+      (n) => n >= 2,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(services.log.endOffsets('memory.memories.v1')).toEqual(ends);
+    expect(services.observer.promotion.counters.revisedForFiles).toBe(1);
   }, 60_000);
 });

@@ -2,6 +2,7 @@ import type { LifecycleEvent } from '@engram/contracts';
 import {
   decodeStateJson,
   encodeStateJson,
+  type CommitFileChanges,
   type DetectorState,
   type Scratchpad,
   type SeenEventsState,
@@ -16,6 +17,11 @@ import type { SessionFacts } from './session-facts';
 export interface PendingLifecycle {
   event: LifecycleEvent;
   untilToolCalls: number;
+  /**
+   * A FileManifest's sweep (issue #20): the memories' files it did not list, as deletions, or
+   * null. The event itself waits without its files. Absent for other events.
+   */
+  fileChanges?: CommitFileChanges | null;
 }
 
 /** The changelog record of one session (key `session:<sessionId>`). */

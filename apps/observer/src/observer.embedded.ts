@@ -81,8 +81,13 @@ export async function startEmbeddedObserver(
   ensureEmbeddedObserverTopics(log, topics, options.partitions ?? 3);
   const restoreFrom = (topic: string) => (partitions: number[]) =>
     Promise.resolve(log.latestByKey(topic, partitions));
+  const memories = codecOnTopic(contractCodec('memory.memories.v1'), topics.memories);
+  // Commits' renames and deletions, and FileManifests' sweeps, revise the memories about those
+  // files (issue #20); both stages read the one view of the memory topic.
+  const memoryIndex = memoriesByFileOn(new CompactedView(new SqliteEventLogAdapter(log), memories));
   const stage = new ObserverStage(topics, {
     settings,
+    memoriesWithFiles: memoryIndex,
     restore: restoreFrom(topics.changelog),
     writer: options.graph,
     positions: {
@@ -95,15 +100,13 @@ export async function startEmbeddedObserver(
     redact: (text) => redactSecrets(text).text,
     ...(options.sessionIdleMs !== undefined && { sessionIdleMs: options.sessionIdleMs }),
   });
-  const memories = codecOnTopic(contractCodec('memory.memories.v1'), topics.memories);
   const promotion = new ProjectPromotionStage({
     settings,
     stateTopic: topics.projectState,
     memories,
     restore: restoreFrom(topics.projectState),
     ...(options.embedder && { embedder: options.embedder }),
-    // Commits' renames and deletions rewrite the memories about those files (issue #20).
-    memoriesByFile: memoriesByFileOn(new CompactedView(new SqliteEventLogAdapter(log), memories)),
+    memoriesByFile: memoryIndex,
   });
   const episodeFeed = episodeFeedStage(projectWorkCodec(topics.projectWork));
   const codecs = observerCodecs(topics);

@@ -202,8 +202,16 @@ export async function startObserver(options: ObserverRuntimeOptions): Promise<Ob
 
   const admin = kafka.admin();
   await admin.connect();
+  const memories = codecOnTopic(contractCodec('memory.memories.v1'), topics.memories);
+  // Commits' renames and deletions, and FileManifests' sweeps, revise the memories about those
+  // files (issue #20): the compacted memory topic, read (read_committed) only when a commit
+  // renamed or deleted files or a manifest arrived; both stages share the one view.
+  const memoryLog = new KafkaEventLog(kafka, registry);
+  await memoryLog.connect();
+  const memoryIndex = memoriesByFileOn(new CompactedView(memoryLog, memories));
   const stage = new ObserverStage(topics, {
     settings,
+    memoriesWithFiles: memoryIndex,
     restore: (partitions) => readChangelog(kafka, topics.changelog, partitions),
     writer,
     positions: toolCallPositions(admin, topics.toolCalls, groupId),
@@ -211,16 +219,11 @@ export async function startObserver(options: ObserverRuntimeOptions): Promise<Ob
     ...(options.projectRootOf && { projectRootOf: options.projectRootOf }),
     ...(options.sessionIdleMs !== undefined && { sessionIdleMs: options.sessionIdleMs }),
   });
-  const memories = codecOnTopic(contractCodec('memory.memories.v1'), topics.memories);
-  // Commits' renames and deletions rewrite the memories about those files (issue #20): the
-  // compacted memory topic, read (read_committed) only when a commit renamed or deleted files.
-  const memoryLog = new KafkaEventLog(kafka, registry);
-  await memoryLog.connect();
   const promotion = new ProjectPromotionStage({
     settings,
     stateTopic: topics.projectState,
     memories,
-    memoriesByFile: memoriesByFileOn(new CompactedView(memoryLog, memories)),
+    memoriesByFile: memoryIndex,
     restore: (partitions) => readChangelog(kafka, topics.projectState, partitions),
     ...(options.embedder && { embedder: options.embedder }),
     ...(options.synthesiser && { synthesiser: options.synthesiser }),

@@ -2,6 +2,7 @@ import type { LifecycleEvent, ToolCallObserved, Typed } from '@engram/contracts'
 import {
   addCommit,
   commitFileChanges,
+  manifestFileChanges,
   consolidationCandidates,
   addNote,
   endedSessionExpired,
@@ -20,6 +21,8 @@ import {
   SeenEvents,
   SessionSignalDetector,
   setComplexity,
+  type CommitFileChanges,
+  type MemoriesWithFiles,
   type ObserverSettings,
   type ObserverSignal,
   type PromotionTrigger,
@@ -110,6 +113,11 @@ export interface ObserverStageOptions {
   projectRootOf?: (tenantId: string, projectId: string) => string | null;
   /** A session silent this long (stream time) is finished without a SessionEnded. */
   sessionIdleMs?: number;
+  /**
+   * The project's memories naming files (the compacted memory topic), for the sweep against a
+   * FileManifest (issue #20). Absent: manifests leave the memories alone.
+   */
+  memoriesWithFiles?: MemoriesWithFiles;
 }
 
 /** What the stage keeps in memory of each committed session, to find work without decoding. */
@@ -229,6 +237,9 @@ export class ObserverStage {
     promotionTriggers: 0,
     /** ProjectWork records committed for the project stage. */
     projectWorks: 0,
+    /** FileManifests swept against the project's memories, and the memory paths found absent. */
+    manifestsSwept: 0,
+    manifestAbsentPaths: 0,
   };
 
   constructor(
@@ -294,8 +305,11 @@ export class ObserverStage {
       }
       const behind = [...ends].filter(([p, end]) => this.consumedOf(null, p) < end);
       if (behind.length > 0) await this.refreshConsumed(behind.map(([p]) => p));
+      const sweeps = await this.manifestSweeps(items);
       return this.run(items, (work) => {
-        for (const item of items) this.onLifecycle(work, item, ends.get(item.partition)!);
+        for (const item of items) {
+          this.onLifecycle(work, item, ends.get(item.partition)!, sweeps.get(item) ?? null);
+        }
         for (const partition of ends.keys()) this.drainPartition(work, partition);
       });
     },
@@ -414,7 +428,42 @@ export class ObserverStage {
     this.applySignals(work, session, result.signals, call.timestamp);
   }
 
-  private onLifecycle(work: Work, item: Delivered<LifecycleEvent>, untilToolCalls: number): void {
+  /**
+   * The sweep of each FileManifest of the batch against the project's memories (issue #20): the
+   * memories' files it does not list, as deletions (core `manifestFileChanges`). Done here, before
+   * the (synchronous) batch, because the lookup is asynchronous; the manifest then waits for its
+   * tool calls like any lifecycle event, with its deletions instead of its file list (a manifest
+   * can list 100k files: they are never kept in the changelog nor sent to the project stage).
+   */
+  private async manifestSweeps(
+    items: Delivered<LifecycleEvent>[],
+  ): Promise<Map<Delivered<LifecycleEvent>, CommitFileChanges | null>> {
+    const sweeps = new Map<Delivered<LifecycleEvent>, CommitFileChanges | null>();
+    const lookup = this.options.memoriesWithFiles;
+    if (!lookup) return sweeps;
+    for (const item of items) {
+      const manifest = item.event;
+      if (manifest.type !== 'FileManifest') continue;
+      const memories = await lookup.memoriesWithFiles(manifest);
+      const changes = manifestFileChanges(manifest, memories, this.projectRoot(manifest));
+      this.counters.manifestsSwept += 1;
+      this.counters.manifestAbsentPaths += changes?.deleted.length ?? 0;
+      this.logger.debug(
+        `FileManifest ${manifest.eventId} (${manifest.tenantId}/${manifest.projectId} at ` +
+          `${manifest.headSha ?? 'no HEAD'}): ${manifest.files.length} files, ` +
+          `${memories.length} memories with files, ${changes?.deleted.length ?? 0} of their paths absent`,
+      );
+      sweeps.set(item, changes);
+    }
+    return sweeps;
+  }
+
+  private onLifecycle(
+    work: Work,
+    item: Delivered<LifecycleEvent>,
+    untilToolCalls: number,
+    sweep: CommitFileChanges | null,
+  ): void {
     this.counters.lifecycleEvents += 1;
     if (this.seenBefore(work, item.event, item.partition)) {
       this.counters.duplicates += 1;
@@ -422,7 +471,16 @@ export class ObserverStage {
     }
     const session = this.sessionOf(work, item.event, item.partition);
     session.seen.add(item.event);
-    session.record.pending.push({ event: item.event, untilToolCalls });
+    if (item.event.type === 'FileManifest') {
+      // Its deletions, not its (possibly 100k) files, wait in the session's record.
+      session.record.pending.push({
+        event: { ...item.event, files: [] },
+        untilToolCalls,
+        fileChanges: sweep,
+      });
+    } else {
+      session.record.pending.push({ event: item.event, untilToolCalls });
+    }
     session.changed = true;
   }
 
@@ -460,13 +518,20 @@ export class ObserverStage {
       if (!session) continue;
       const { pending } = session.record;
       while (pending.length > 0 && pending[0].untilToolCalls <= consumed) {
-        this.applyLifecycle(work, session, pending.shift()!.event);
+        const next = pending.shift()!;
+        this.applyLifecycle(work, session, next.event, next.fileChanges ?? null);
         session.changed = true;
       }
     }
   }
 
-  private applyLifecycle(work: Work, session: WorkingSession, event: LifecycleEvent): void {
+  /** `sweep`: a FileManifest's deletions (see `manifestSweeps`). */
+  private applyLifecycle(
+    work: Work,
+    session: WorkingSession,
+    event: LifecycleEvent,
+    sweep: CommitFileChanges | null,
+  ): void {
     const { record } = session;
     this.noteActivity(session, event.timestamp);
     const pad = () => this.padOf(work, session);
@@ -536,9 +601,13 @@ export class ObserverStage {
         setComplexity(pad().pad, event);
         pad().changed = true;
         return;
-      case 'CompactionPending':
       case 'FileManifest':
-        // Not the observer's yet (the FileManifest sweep of issue #20 is a later slice).
+        // The memories' files it does not list: deletions, for the project stage to apply in
+        // order with the commits' (the same revision, `reviseMemoriesForCommit`).
+        if (sweep) (work.projectOf(session.record).fileChanges ??= []).push(sweep);
+        return;
+      case 'CompactionPending':
+        // Not the observer's.
         return;
     }
   }
@@ -589,8 +658,8 @@ export class ObserverStage {
 
   /** A session silent for `sessionIdleMs`: closed as if it had ended, without an end time. */
   private expire(work: Work, session: WorkingSession): void {
-    for (const { event } of session.record.pending.splice(0)) {
-      this.applyLifecycle(work, session, event);
+    for (const { event, fileChanges } of session.record.pending.splice(0)) {
+      this.applyLifecycle(work, session, event, fileChanges ?? null);
     }
     if (session.ended) return;
     this.applySignals(work, session, session.detector.finish(), session.record.lastActivityAt);

@@ -1,5 +1,5 @@
 import type { LifecycleEvent, Memory, Typed } from '@engram/contracts';
-import { observerSettings } from '@engram/core';
+import { decodeStateJson, memoriesByFileOn, observerSettings } from '@engram/core';
 import {
   contractAvroOptions,
   contractCodec,
@@ -60,9 +60,19 @@ function validMemories(output: StageOutput<Typed<'Memory'>>): Memory[] {
   return output.events;
 }
 
-/** Both stages in process, each with a changelog map that a commit writes, as Kafka would. */
-function pipeline() {
+/**
+ * Both stages in process, each with a changelog map that a commit writes, as Kafka would.
+ * `files`: both stages read the memories' latest versions (commits and FileManifests revise them).
+ */
+function pipeline(options: { files?: boolean } = {}) {
   const settings = observerSettings();
+  /** The memory topic as compaction leaves it: each memory's latest version, tombstones applied. */
+  const latest = new Map<string, Memory>();
+  const memoryIndex = options.files
+    ? memoriesByFileOn({ refresh: () => Promise.resolve(), values: () => [...latest.values()] })
+    : undefined;
+  /** The tool-calls topic's end offset (0: lifecycle events never wait for tool calls). */
+  const toolCalls = { end: 0 };
   const sessionLog = new Map<string, Buffer>();
   const projectLog = new Map<string, Buffer>();
   const graph: ObserverGraphBatch[] = [];
@@ -76,21 +86,21 @@ function pipeline() {
       },
     },
     positions: {
-      endOffset: () => Promise.resolve(0),
+      endOffset: () => Promise.resolve(toolCalls.end),
       committedOffsets: (partitions) => Promise.resolve(new Map(partitions.map((p) => [p, 0]))),
     },
     redact: (text) => text,
+    ...(memoryIndex && { memoriesWithFiles: memoryIndex }),
   });
   const promotion = new ProjectPromotionStage({
     settings,
     stateTopic: DEFAULT_OBSERVER_TOPICS.projectState,
     memories: contractCodec('memory.memories.v1'),
     restore: () => Promise.resolve(new Map(projectLog)),
+    ...(memoryIndex && { memoriesByFile: memoryIndex }),
   });
   const work: ProjectWork[] = [];
   const memories: Memory[] = [];
-  /** The memory topic as compaction leaves it: each memory's latest version, tombstones applied. */
-  const latest = new Map<string, Memory>();
   let offset = 0;
   const delivered = <E>(events: E[]): Delivered<E>[] =>
     events.map((event) => ({
@@ -122,6 +132,8 @@ function pipeline() {
   return {
     observer,
     promotion,
+    sessionLog,
+    toolCalls,
     projectLog,
     graph,
     work,
@@ -521,5 +533,129 @@ describe('ProjectPromotionStage: commits rename and delete files (issue #20)', (
       delivered({ fileChanges: [changes('c1', [], [LEGACY])] }, 0),
     ]);
     expect((outputs[0] as StageOutput<Typed<'Memory'>>).events).toEqual([]);
+  });
+});
+
+describe('the sweep against a FileManifest (issue #20)', () => {
+  const LEGACY = 'src/auth/legacy.ts';
+  const MANIFEST_AT = T0 + 2 * HOUR;
+  const manifest = (
+    sessionId: string,
+    files: string[],
+    at = MANIFEST_AT,
+    headSha = 'c0ffee',
+  ): Typed<'FileManifest'> => ({
+    type: 'FileManifest',
+    eventId: `${sessionId}:manifest:${headSha}`,
+    ...ACME,
+    sessionId,
+    agentId: 'claude-code',
+    userId: null,
+    timestamp: at,
+    schemaVersion: 1,
+    headSha,
+    files,
+  });
+  /** Files at HEAD: the token and session modules and 1,000 others, not the legacy module. */
+  const AT_HEAD = [
+    TOKEN,
+    SESSION,
+    SPEC,
+    ...Array.from({ length: 1_000 }, (_, i) => `src/generated/file${i}.ts`),
+  ];
+
+  function seeded() {
+    const p = pipeline({ files: true });
+    const committed = [
+      memoryFixture({ memoryId: 'only-legacy', ...ACME, relatedFiles: [LEGACY] }),
+      memoryFixture({ memoryId: 'token-and-legacy', ...ACME, relatedFiles: [TOKEN, LEGACY] }),
+      memoryFixture({ memoryId: 'session', ...ACME, relatedFiles: [SESSION] }),
+      memoryFixture({ memoryId: 'no-files', ...ACME, relatedFiles: [] }),
+      memoryFixture({
+        memoryId: 'other-project',
+        tenantId: 'acme',
+        projectId: 'acme/web',
+        relatedFiles: [LEGACY],
+      }),
+    ];
+    for (const m of committed) p.latest.set(m.memoryId, m);
+    return p;
+  }
+
+  it('should mark stale the memories whose files are all absent and trim the others', async () => {
+    const p = seeded();
+    await p.lifecycle([sessionStarted(ACME, 's1', MANIFEST_AT - 1_000), manifest('s1', AT_HEAD)]);
+    // Only the deletions go to the project stage, never the manifest's files.
+    expect(p.work.flatMap((w) => w.fileChanges ?? [])).toEqual([
+      {
+        eventId: 's1:manifest:c0ffee',
+        ...ACME,
+        sha: 'c0ffee',
+        at: MANIFEST_AT,
+        renamed: [],
+        deleted: [LEGACY],
+      },
+    ]);
+    await p.promote();
+    expect(p.memories.map((m) => [m.memoryId, m.relatedFiles, m.staleAt])).toEqual([
+      ['only-legacy', [LEGACY], MANIFEST_AT],
+      ['token-and-legacy', [TOKEN], null],
+    ]);
+    expect(p.memories[1].tags).toContain(`file-deleted:${LEGACY}`);
+    expect(p.memories.every((m) => m.sourceEventIds.includes('s1:manifest:c0ffee'))).toBe(true);
+    expect(p.latest.get('session')?.staleAt).toBeNull();
+    expect(p.latest.get('other-project')?.staleAt).toBeNull();
+    expect(p.observer.counters).toMatchObject({ manifestsSwept: 1, manifestAbsentPaths: 1 });
+  });
+
+  it('should write nothing for the same manifest again, redelivered or from another session', async () => {
+    const p = seeded();
+    await p.lifecycle([sessionStarted(ACME, 's1', MANIFEST_AT - 1_000), manifest('s1', AT_HEAD)]);
+    await p.promote();
+    const written = p.memories.length;
+    expect(written).toBe(2);
+    // The hook delivered again: the same event, a duplicate.
+    await p.lifecycle([manifest('s1', AT_HEAD)]);
+    await p.promote();
+    // Another session at the same HEAD: a new event, the same files: nothing left to change.
+    await p.lifecycle([
+      sessionStarted(ACME, 's2', MANIFEST_AT + HOUR),
+      manifest('s2', AT_HEAD, MANIFEST_AT + HOUR),
+    ]);
+    await p.promote();
+    expect(p.memories).toHaveLength(written);
+    expect(p.latest.get('only-legacy')?.staleAt).toBe(MANIFEST_AT);
+  });
+
+  it('should give the same versions on a replay (deterministic ids)', async () => {
+    const run = async () => {
+      const p = seeded();
+      await p.lifecycle([sessionStarted(ACME, 's1', MANIFEST_AT - 1_000), manifest('s1', AT_HEAD)]);
+      await p.promote();
+      return p.memories;
+    };
+    expect(await run()).toEqual(await run());
+  });
+
+  it('should leave the memories alone when every file is in the manifest', async () => {
+    const p = seeded();
+    await p.lifecycle([
+      sessionStarted(ACME, 's1', MANIFEST_AT - 1_000),
+      manifest('s1', [...AT_HEAD, LEGACY]),
+    ]);
+    await p.promote();
+    expect(p.memories).toEqual([]);
+  });
+
+  it('should keep a waiting manifest in the changelog without its files', async () => {
+    const p = seeded();
+    // The tool calls are behind: the lifecycle events wait in the session's record.
+    p.toolCalls.end = 5;
+    await p.lifecycle([sessionStarted(ACME, 's1', MANIFEST_AT - 1_000), manifest('s1', AT_HEAD)]);
+    const record = JSON.stringify([...p.sessionLog.values()].map((v) => decodeStateJson(v)));
+    expect(record).toContain('s1:manifest:c0ffee');
+    expect(record).not.toContain('src/generated/file1.ts');
+    expect(p.work.flatMap((w) => w.fileChanges ?? [])).toEqual([]);
+    expect(p.observer.pendingLifecycle).toBe(2);
   });
 });

@@ -17,3 +17,4 @@ export * from './hooks/claude-code-hooks';
 export * from './hooks/claude-settings';
 export * from './hooks/claude-transcript';
 export * from './hooks/git-commit-hook';
+export * from './hooks/file-manifest-hook';

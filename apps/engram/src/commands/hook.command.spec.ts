@@ -22,6 +22,7 @@ import {
   embeddedHookPublisher,
   embeddedHookMemory,
   flushSpool,
+  GIT_LS_FILES_MAX_BYTES,
   resolveHookProject,
   runHook,
   type HookMemory,
@@ -466,6 +467,108 @@ describe('CommitMade from a Bash call that committed (issue #20)', () => {
     });
     expect(outcome).toMatchObject({ published: 1, messages: [] });
     expect(log.published.map((event) => event.type)).toEqual(['ToolCallObserved']);
+  });
+});
+
+describe('FileManifest at SessionStart (issue #20)', () => {
+  let api: string;
+  const git = (...args: string[]) =>
+    execFileSync(
+      'git',
+      [
+        '-c',
+        'user.name=Dev',
+        '-c',
+        'user.email=dev@example.com',
+        '-c',
+        'commit.gpgsign=false',
+      ].concat(args),
+      { cwd: api, encoding: 'utf8', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' } },
+    ).trim();
+  const start = (cwd: string, source = 'startup') =>
+    JSON.stringify({
+      session_id: SESSION,
+      transcript_path: `/home/dev/.claude/projects/x/${SESSION}.jsonl`,
+      cwd,
+      hook_event_name: 'SessionStart',
+      source,
+    });
+
+  beforeEach(() => {
+    api = join(dir, 'api');
+    mkdirSync(join(api, 'src', 'auth'), { recursive: true });
+    git('init', '-q', '-b', 'main');
+    writeFileSync(join(api, 'package.json'), '{}\n');
+    writeFileSync(join(api, 'src', 'auth', 'token.ts'), 'export const a = 1;\n');
+    writeFileSync(join(api, 'src', 'auth', 'with space\tand tab.ts'), 'export const b = 2;\n');
+    writeFileSync(join(api, 'src', 'auth', 'legacy.ts'), 'export const c = 3;\n');
+    git('add', '.');
+    git('commit', '-q', '-m', 'first');
+    git('rm', '-q', 'src/auth/legacy.ts');
+    git('commit', '-q', '-m', 'drop legacy');
+    // Not tracked: not in the manifest.
+    writeFileSync(join(api, 'src', 'scratch.ts'), 'export const d = 4;\n');
+  });
+
+  it('should publish the tracked files of the whole project, once, from a subdirectory', async () => {
+    const log = fakeLog();
+    const first = await hook(start(join(api, 'src', 'auth')), log.open);
+    expect(first).toMatchObject({ published: 2, spooled: 0, messages: [] });
+    expect(log.published.map((event) => event.type)).toEqual(['SessionStarted', 'FileManifest']);
+    const [started, manifest] = log.published as [Typed<'SessionStarted'>, Typed<'FileManifest'>];
+    expect(manifest).toMatchObject({
+      tenantId: 'acme',
+      projectId: 'api',
+      sessionId: SESSION,
+      agentId: 'claude-code',
+      headSha: git('rev-parse', 'HEAD'),
+      timestamp: started.timestamp,
+    });
+    expect([...manifest.files].sort()).toEqual([
+      'package.json',
+      'src/auth/token.ts',
+      'src/auth/with space\tand tab.ts',
+    ]);
+    // Delivered again (or resumed at the same HEAD): the same event id, a duplicate.
+    await hook(start(api, 'resume'), log.open);
+    const manifests = log.published.filter((event) => event.type === 'FileManifest');
+    expect(manifests).toHaveLength(2);
+    expect(manifests[1].eventId).toBe(manifest.eventId);
+    // A compaction is the same session: no SessionStarted, no manifest.
+    const compact = await hook(start(api, 'compact'), log.open);
+    expect(compact).toMatchObject({ published: 0 });
+  });
+
+  it('should run ls-files in the project root, bounded, and never fail the hook on it', async () => {
+    const log = fakeLog();
+    const calls: unknown[][] = [];
+    const spy = (...args: unknown[]) => {
+      calls.push(args);
+      return Promise.reject(new Error('stdout maxBuffer length exceeded'));
+    };
+    const outcome = await hook(start(join(api, 'src')), log.open, { git: spy });
+    expect(outcome).toMatchObject({ published: 1, spooled: 0 });
+    expect(outcome.messages).toEqual([
+      'engram hook: no FileManifest (stdout maxBuffer length exceeded)',
+    ]);
+    expect(log.published.map((event) => event.type)).toEqual(['SessionStarted']);
+    expect(calls).toEqual([
+      [api, expect.arrayContaining(['ls-files', '-z']), 2_000, GIT_LS_FILES_MAX_BYTES],
+    ]);
+  });
+
+  it('should not run git outside a repository with a HEAD', async () => {
+    const log = fakeLog();
+    const plain = join(dir, 'plain');
+    mkdirSync(plain);
+    const calls: string[] = [];
+    const spy = (directory: string) => {
+      calls.push(directory);
+      return Promise.resolve('');
+    };
+    const outcome = await hook(start(plain), log.open, { git: spy });
+    expect(outcome).toMatchObject({ published: 1, messages: [] });
+    expect(calls).toEqual([]);
   });
 });
 

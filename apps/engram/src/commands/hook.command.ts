@@ -14,12 +14,15 @@ import {
 import {
   CLAUDE_CODE_AGENT_KIND,
   errorMessage,
+  FILE_MANIFEST_GIT_ARGS,
   hookCommitCommand,
   hookCommitMade,
   hookContextOutput,
+  hookFileManifest,
   LAST_COMMIT_GIT_ARGS,
   mapClaudeCodeHook,
   parseClaudeCodeHookPayload,
+  parseFileManifest,
   parseLastCommit,
   type ClaudeCodeHookPayload,
   type GitCommitInvocation,
@@ -64,6 +67,13 @@ const DEFAULT_DATA_DIR = join(homedir(), '.engram');
  * before publishing and does not count against the publishing budget.
  */
 export const GIT_LOG_TIMEOUT_MS = 2_000;
+/**
+ * `git ls-files` at SessionStart (the FileManifest, issue #20): at most this long and this much
+ * output (about 200k paths); over either, no manifest, one line on stderr. Not counted against
+ * the publishing budget either.
+ */
+export const GIT_LS_FILES_TIMEOUT_MS = 2_000;
+export const GIT_LS_FILES_MAX_BYTES = 16 * 1024 * 1024;
 /** Longest additionalContext printed (Claude Code adds it to the model's context). */
 const MAX_CONTEXT_CHARS = 4_000;
 
@@ -120,7 +130,12 @@ export interface HookRun {
    * `git <args>` in `directory`, its stdout (default: the git executable, no shell, killed at
    * `timeoutMs`). Only called after a Bash call that made a commit.
    */
-  git?: (directory: string, args: readonly string[], timeoutMs: number) => Promise<string>;
+  git?: (
+    directory: string,
+    args: readonly string[],
+    timeoutMs: number,
+    maxBytes?: number,
+  ) => Promise<string>;
   now?: () => number;
 }
 
@@ -219,6 +234,13 @@ export async function runHook(run: HookRun): Promise<HookOutcome> {
     if (commit.event) events = [...events, commit.event];
     if (commit.message) outcome.messages.push(commit.message);
   }
+  // A session's start: the project's tracked files, against which the observer sweeps memories.
+  const sessionStarted = events.find((event) => event.type === 'SessionStarted');
+  if (sessionStarted) {
+    const manifest = await fileManifestAt(run, payload, project, sessionStarted.timestamp);
+    if (manifest.event) events = [...events, manifest.event];
+    if (manifest.message) outcome.messages.push(manifest.message);
+  }
   const deadline = started + run.budgetMs + (Date.now() - gitStarted);
 
   // Events first: they are in the log or the spool before any recall starts, so a slow recall
@@ -269,11 +291,43 @@ async function commitMadeBy(
   }
 }
 
+/**
+ * The FileManifest of a session's start: `git ls-files` in the project root (the git top level,
+ * so a session started in a subdirectory still lists the whole project), with the SessionStarted
+ * event's time. Nothing outside a git repository or before the first commit; nothing, and a
+ * message for stderr, when git fails, is slow, or lists more than GIT_LS_FILES_MAX_BYTES (a
+ * partial list would stale memories whose files exist).
+ */
+async function fileManifestAt(
+  run: HookRun,
+  payload: ClaudeCodeHookPayload,
+  project: HookProject,
+  timestamp: number,
+): Promise<{ event: Typed | null; message: string | null }> {
+  if (project.gitHeadSha === null || project.projectRoot === null) {
+    return { event: null, message: null };
+  }
+  try {
+    const git = run.git ?? runGit;
+    const output = await git(
+      project.projectRoot,
+      FILE_MANIFEST_GIT_ARGS,
+      GIT_LS_FILES_TIMEOUT_MS,
+      GIT_LS_FILES_MAX_BYTES,
+    );
+    const event = hookFileManifest(payload, project, parseFileManifest(output), timestamp);
+    return { event, message: null };
+  } catch (error) {
+    return { event: null, message: `engram hook: no FileManifest (${errorMessage(error)})` };
+  }
+}
+
 /** `git <args>` in `directory`: no shell, bounded time and output, stdout or a rejection. */
 export function runGit(
   directory: string,
   args: readonly string[],
   timeoutMs: number,
+  maxBytes = 4 * 1024 * 1024,
 ): Promise<string> {
   return new Promise((resolvePromise, reject) => {
     execFile(
@@ -283,7 +337,7 @@ export function runGit(
         encoding: 'utf8',
         timeout: timeoutMs,
         killSignal: 'SIGKILL',
-        maxBuffer: 4 * 1024 * 1024,
+        maxBuffer: maxBytes,
         windowsHide: true,
       },
       (error, stdout, stderr) => {

@@ -3,6 +3,7 @@ import { memoriesByFileOn } from '../ports/memories-by-file';
 import { memory, NOW, SCOPE } from '../retrieval/testing/fixtures';
 import {
   commitFileChanges,
+  manifestFileChanges,
   pathsChangedBy,
   reviseForFileChanges,
   reviseMemoriesForCommit,
@@ -170,5 +171,106 @@ describe('memoriesByFileOn', () => {
     expect(refreshed).toBe(1);
     expect(await lookup.memoriesAbout(SCOPE, [])).toEqual([]);
     expect(refreshed).toBe(1);
+  });
+});
+
+describe('manifestFileChanges: the sweep against a FileManifest', () => {
+  const manifest = (files: string[], eventId = 'manifest-1') => ({
+    eventId,
+    ...SCOPE,
+    headSha: 'def456',
+    timestamp: NOW + 1_000,
+    files,
+  });
+  const only = memory({ memoryId: 'only', relatedFiles: [LEGACY] });
+  const some = memory({ memoryId: 'some', relatedFiles: [TOKEN, LEGACY] });
+  const kept = memory({ memoryId: 'kept', relatedFiles: ['./src/auth/token.ts'] });
+  const other = memory({ memoryId: 'other', projectId: 'other', relatedFiles: [SESSION] });
+  const absolute = memory({ memoryId: 'abs', relatedFiles: ['/home/dev/api/src/gone.ts'] });
+  const files = ['package.json', TOKEN, 'src\\auth\\index.ts'];
+
+  it("should treat the memories' files missing from the manifest as deleted", () => {
+    const changes = manifestFileChanges(manifest(files), [only, some, kept, other], null);
+    expect(changes).toEqual({
+      eventId: 'manifest-1',
+      ...SCOPE,
+      sha: 'def456',
+      at: NOW + 1_000,
+      renamed: [],
+      deleted: [LEGACY],
+    });
+    const revised = reviseMemoriesForCommit([only, some, kept, other], changes!);
+    expect(revised.map((m) => [m.memoryId, m.relatedFiles, m.staleAt])).toEqual([
+      ['only', [LEGACY], NOW + 1_000],
+      ['some', [TOKEN], null],
+    ]);
+    expect(revised[1].tags).toContain(`file-deleted:${LEGACY}`);
+    expect(revised[0].sourceEventIds).toContain('manifest-1');
+  });
+
+  it('should be idempotent: the revised memories against the same manifest change nothing', () => {
+    const changes = manifestFileChanges(manifest(files), [only, some, kept], null)!;
+    const revised = reviseMemoriesForCommit([only, some, kept], changes);
+    const byId = new Map([only, some, kept].map((m) => [m.memoryId, m]));
+    for (const m of revised) byId.set(m.memoryId, m);
+    const again = manifestFileChanges(manifest(files, 'manifest-2'), [...byId.values()], null);
+    // The stale memory still names its file (for an explicit search), and is left as it is.
+    expect(again?.deleted).toEqual([LEGACY]);
+    expect(reviseMemoriesForCommit([...byId.values()], again!)).toEqual([]);
+    // Deterministic: the same manifest and memories give the same next versions.
+    expect(reviseMemoriesForCommit([only, some, kept], changes)).toEqual(revised);
+  });
+
+  it('should place absolute paths with the root, and never take an unplaceable one for absent', () => {
+    expect(manifestFileChanges(manifest(files), [absolute], null)).toBeNull();
+    expect(manifestFileChanges(manifest(files), [absolute], '/home/dev/api')?.deleted).toEqual([
+      '/home/dev/api/src/gone.ts',
+    ]);
+    expect(manifestFileChanges(manifest(['src/gone.ts']), [absolute], '/home/dev/api')).toBeNull();
+  });
+
+  it('should sweep nothing for an empty manifest or when every file is present', () => {
+    expect(manifestFileChanges(manifest([]), [only, some], null)).toBeNull();
+    expect(manifestFileChanges(manifest(files), [kept], null)).toBeNull();
+  });
+
+  it('should handle a manifest of 100k files in linear time', () => {
+    const big = Array.from({ length: 100_000 }, (_, i) => `src/module${i % 100}/file${i}.ts`);
+    const many = Array.from({ length: 2_000 }, (_, i) =>
+      memory({ memoryId: `m${i}`, relatedFiles: [`src/module${(i * 75) % 100}/file${i * 75}.ts`] }),
+    );
+    const started = performance.now();
+    const changes = manifestFileChanges(manifest(big), many, null);
+    expect(performance.now() - started).toBeLessThan(2_000);
+    // file0 … file99975 are listed; i * 75 >= 100000 from i = 1334 on.
+    expect(changes?.deleted).toHaveLength(2_000 - 1_334);
+  });
+});
+
+describe('memoriesByFileOn: memoriesWithFiles', () => {
+  it('should return the project memories naming any file, one refresh at a time', async () => {
+    let running = 0;
+    let overlapped = false;
+    const all = [
+      memory({ memoryId: 'a', relatedFiles: [SESSION] }),
+      memory({ memoryId: 'b', relatedFiles: [] }),
+      memory({ memoryId: 'c', projectId: 'other', relatedFiles: [SESSION] }),
+    ];
+    const lookup = memoriesByFileOn({
+      refresh: async () => {
+        running += 1;
+        if (running > 1) overlapped = true;
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        running -= 1;
+      },
+      values: () => all,
+    });
+    const [withFiles, about] = await Promise.all([
+      lookup.memoriesWithFiles(SCOPE),
+      lookup.memoriesAbout(SCOPE, [SESSION]),
+    ]);
+    expect(withFiles.map((m) => m.memoryId)).toEqual(['a']);
+    expect(about.map((m) => m.memoryId)).toEqual(['a']);
+    expect(overlapped).toBe(false);
   });
 });

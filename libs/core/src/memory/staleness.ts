@@ -1,4 +1,4 @@
-import type { CommitMade, Memory, RenamedFile } from '@engram/contracts';
+import type { CommitMade, FileManifest, Memory, RenamedFile } from '@engram/contracts';
 import { idOf } from '../ids/deterministic-id';
 import { normaliseProjectPath, PROJECT_ROOT_PATH } from '../observation/project-paths';
 import { anySameFile, sameFile } from '../retrieval/file-paths';
@@ -152,6 +152,54 @@ export function reviseMemoriesForCommit(
     if (next) revised.push(next);
   }
   return revised;
+}
+
+/**
+ * The sweep against a FileManifest (seed 002 §7, layer 3): a file a memory names that the
+ * project's tracked files at HEAD do not list is treated as deleted, by the same revision as a
+ * commit's deletions (`reviseMemoriesForCommit`): a memory whose related files are all absent
+ * gets `staleAt` = the manifest's time, one that keeps other files loses the absent ones
+ * (`file-deleted:` tags). `memories` are the project's memories with related files (their latest
+ * versions); others are ignored. Returns the changes as a commit's (eventId and time the
+ * manifest's, sha its headSha, no renames), or null when no memory names an absent file.
+ *
+ * Linear in the manifest plus the memories' files (one Set). A path of a memory that cannot be
+ * placed in the project (an absolute path with the root unknown) is never taken for absent, and
+ * an empty manifest (nothing tracked, or a listing that failed) sweeps nothing.
+ */
+export function manifestFileChanges(
+  manifest: Pick<
+    FileManifest,
+    'eventId' | 'tenantId' | 'projectId' | 'headSha' | 'timestamp' | 'files'
+  >,
+  memories: readonly Memory[],
+  projectRoot: string | null,
+): CommitFileChanges | null {
+  if (manifest.files.length === 0) return null;
+  const present = new Set<string>();
+  for (const file of manifest.files) {
+    const p = placed(file, projectRoot);
+    if (p !== null) present.add(p);
+  }
+  if (present.size === 0) return null;
+  const deleted = new Set<string>();
+  for (const memory of memories) {
+    if (memory.tenantId !== manifest.tenantId || memory.projectId !== manifest.projectId) continue;
+    for (const file of memory.relatedFiles ?? []) {
+      const p = placed(file, projectRoot);
+      if (p !== null && !present.has(p)) deleted.add(file);
+    }
+  }
+  if (deleted.size === 0) return null;
+  return {
+    eventId: manifest.eventId,
+    tenantId: manifest.tenantId,
+    projectId: manifest.projectId,
+    sha: manifest.headSha ?? '',
+    at: manifest.timestamp,
+    renamed: [],
+    deleted: [...deleted],
+  };
 }
 
 function placed(path: string, projectRoot: string | null): string | null {

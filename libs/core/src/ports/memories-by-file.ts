@@ -17,7 +17,15 @@ export interface MemoriesByFile {
 }
 
 /**
- * MemoriesByFile over a CompactedView of the compacted memory topic (memory.memories.v1), on any event log: each
+ * The latest versions of a project's memories that name any file: what the observer sweeps
+ * against a FileManifest. An adapter may return more (the caller checks again).
+ */
+export interface MemoriesWithFiles {
+  memoriesWithFiles(scope: ProjectScope): Promise<Memory[]>;
+}
+
+/**
+ * MemoriesByFile (and MemoriesWithFiles) over a CompactedView of the compacted memory topic (memory.memories.v1), on any event log: each
  * call reads what was appended since the last, then scans the latest versions. Reads only
  * committed records, so a stage that publishes the next versions in its transaction sees them on
  * its next call. Holds every memory in memory: meant for the embedded log and for commits (rare),
@@ -26,12 +34,34 @@ export interface MemoriesByFile {
 export function memoriesByFileOn(view: {
   refresh(): Promise<unknown>;
   values(): readonly Memory[];
-}): MemoriesByFile {
+}): MemoriesByFile & MemoriesWithFiles {
+  // One refresh at a time: the observer's two stages share the view, and interleaved reads
+  // could apply an older page after a newer one.
+  let last: Promise<unknown> = Promise.resolve();
+  const refreshed = (): Promise<unknown> => {
+    const next = last.then(
+      () => view.refresh(),
+      () => view.refresh(),
+    );
+    last = next.catch(() => undefined);
+    return next;
+  };
   return {
     async memoriesAbout(scope, paths) {
       if (paths.length === 0) return [];
-      await view.refresh();
+      await refreshed();
       return view.values().filter((memory) => memoryAboutPaths(memory, scope, paths));
+    },
+    async memoriesWithFiles(scope) {
+      await refreshed();
+      return view
+        .values()
+        .filter(
+          (memory) =>
+            memory.tenantId === scope.tenantId &&
+            memory.projectId === scope.projectId &&
+            (memory.relatedFiles ?? []).length > 0,
+        );
     },
   };
 }

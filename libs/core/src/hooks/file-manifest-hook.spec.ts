@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import type { HookProject } from './claude-code-hooks';
+import { hookFileManifest, parseFileManifest } from './file-manifest-hook';
+
+const PROJECT: HookProject = {
+  tenantId: 'acme',
+  projectId: 'api',
+  projectRoot: '/home/dev/api',
+  agentId: 'claude-code',
+  userId: null,
+  gitBranch: 'main',
+  gitHeadSha: 'a'.repeat(40),
+};
+
+describe('parseFileManifest', () => {
+  it('should read NUL-separated paths verbatim, normalised, once each', () => {
+    const output = [
+      'src/a.ts',
+      'src/a.ts',
+      'with\nnewline.ts',
+      'src\\win.ts',
+      '../out.ts',
+      '',
+    ].join('\0');
+    expect(parseFileManifest(output)).toEqual(['src/a.ts', 'with\nnewline.ts', 'src/win.ts']);
+    expect(parseFileManifest('')).toEqual([]);
+  });
+});
+
+describe('hookFileManifest', () => {
+  it('should derive the eventId from the session and HEAD', () => {
+    const a = hookFileManifest({ session_id: 's1' }, PROJECT, ['src/a.ts'], 1_000);
+    const again = hookFileManifest({ session_id: 's1' }, PROJECT, ['src/b.ts'], 2_000);
+    const other = hookFileManifest({ session_id: 's2' }, PROJECT, ['src/a.ts'], 1_000);
+    expect(a).toMatchObject({
+      type: 'FileManifest',
+      tenantId: 'acme',
+      projectId: 'api',
+      sessionId: 's1',
+      headSha: PROJECT.gitHeadSha,
+      files: ['src/a.ts'],
+      timestamp: 1_000,
+    });
+    expect(again!.eventId).toBe(a!.eventId);
+    expect(other!.eventId).not.toBe(a!.eventId);
+  });
+
+  it('should be null without a HEAD', () => {
+    expect(hookFileManifest({ session_id: 's1' }, { ...PROJECT, gitHeadSha: null }, [], 0)).toBe(
+      null,
+    );
+  });
+});

@@ -1,0 +1,77 @@
+import type { FileManifest, Typed } from '@engram/contracts';
+import { idOf } from '../ids/deterministic-id';
+import {
+  normaliseProjectPath,
+  PROJECT_ROOT_PATH,
+  ProjectPathError,
+} from '../observation/project-paths';
+import {
+  HOOK_SCHEMA_VERSION,
+  type ClaudeCodeHookPayload,
+  type HookProject,
+} from './claude-code-hooks';
+
+/**
+ * The project's tracked files at SessionStart → FileManifest (issue #20): the observer marks
+ * stale the memories whose files are all gone from it, and drops the gone files from the others.
+ * Pure: `engram hook` runs `git ls-files` with FILE_MANIFEST_GIT_ARGS in the project root (the
+ * git top level) on a SessionStarted, reads it with `parseFileManifest` and publishes
+ * `hookFileManifest`.
+ */
+
+/**
+ * `git ls-files` arguments: every tracked file (the index), NUL-terminated so names with
+ * newlines, tabs or quotes arrive verbatim, relative to the top level.
+ */
+export const FILE_MANIFEST_GIT_ARGS: readonly string[] = Object.freeze([
+  '--no-pager',
+  'ls-files',
+  '-z',
+  '--full-name',
+]);
+
+/**
+ * Reads `git ls-files -z` output (linear): paths as the memories store them (normaliseProjectPath:
+ * git prints them relative to the top level, the hook's project root), duplicates (a conflicted
+ * file's stages) once; a path that cannot be placed is left out.
+ */
+export function parseFileManifest(output: string): string[] {
+  const files = new Set<string>();
+  for (const raw of output.split('\0')) {
+    if (raw === '') continue;
+    try {
+      const path = normaliseProjectPath(raw, null);
+      if (path !== PROJECT_ROOT_PATH) files.add(path);
+    } catch (error) {
+      if (!(error instanceof ProjectPathError)) throw error;
+    }
+  }
+  return [...files];
+}
+
+/**
+ * The FileManifest of the session's start. Its eventId is uuid v5 of (session, HEAD): a hook
+ * delivered again publishes a duplicate, not a second manifest. Null without a HEAD (not a git
+ * repository, or no commit yet): nothing to compare with.
+ */
+export function hookFileManifest(
+  payload: Pick<ClaudeCodeHookPayload, 'session_id'>,
+  project: HookProject,
+  files: string[],
+  timestamp: number,
+): Typed<'FileManifest'> | null {
+  if (project.gitHeadSha === null) return null;
+  return {
+    type: 'FileManifest',
+    eventId: idOf('claude-code-hook', payload.session_id, 'FileManifest', project.gitHeadSha),
+    tenantId: project.tenantId,
+    projectId: project.projectId,
+    sessionId: payload.session_id,
+    agentId: project.agentId,
+    userId: project.userId,
+    timestamp,
+    schemaVersion: HOOK_SCHEMA_VERSION,
+    headSha: project.gitHeadSha,
+    files,
+  } satisfies FileManifest & { type: 'FileManifest' };
+}
