@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { HookProject } from './claude-code-hooks';
-import { hookFileManifest, parseFileManifest } from './file-manifest-hook';
+import { hookFileManifest, MAX_FILE_MANIFEST_CHARS, parseFileManifest } from './file-manifest-hook';
 
 const PROJECT: HookProject = {
   tenantId: 'acme',
@@ -43,6 +43,21 @@ describe('hookFileManifest', () => {
     });
     expect(again!.eventId).toBe(a!.eventId);
     expect(other!.eventId).not.toBe(a!.eventId);
+  });
+
+  it('should refuse a list longer than one Kafka record rather than publish part of it', () => {
+    const path = `src/${'x'.repeat(96)}.ts`;
+    const fits = Array.from(
+      { length: Math.floor(MAX_FILE_MANIFEST_CHARS / 110) },
+      (_, i) => `${i}${path}`,
+    );
+    expect(hookFileManifest({ session_id: 's1' }, PROJECT, fits, 0)!.files).toHaveLength(
+      fits.length,
+    );
+    const tooMany = Array.from({ length: 10_000 }, (_, i) => `${i}${path}`);
+    expect(() => hookFileManifest({ session_id: 's1' }, PROJECT, tooMany, 0)).toThrow(
+      /10000 tracked files .* exceed one FileManifest/,
+    );
   });
 
   it('should be null without a HEAD', () => {

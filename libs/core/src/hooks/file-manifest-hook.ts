@@ -50,9 +50,17 @@ export function parseFileManifest(output: string): string[] {
 }
 
 /**
+ * The most path characters one FileManifest carries: it is one record on agent.lifecycle.v1, and
+ * Kafka's default record limit is 1 MB (about 25k paths). A partial list would stale memories
+ * whose files exist, so a larger project publishes no manifest (commits still stale files).
+ */
+export const MAX_FILE_MANIFEST_CHARS = 900_000;
+
+/**
  * The FileManifest of the session's start. Its eventId is uuid v5 of (session, HEAD): a hook
  * delivered again publishes a duplicate, not a second manifest. Null without a HEAD (not a git
- * repository, or no commit yet): nothing to compare with.
+ * repository, or no commit yet): nothing to compare with. Throws (the hook reports it) when the
+ * list is longer than MAX_FILE_MANIFEST_CHARS.
  */
 export function hookFileManifest(
   payload: Pick<ClaudeCodeHookPayload, 'session_id'>,
@@ -61,6 +69,14 @@ export function hookFileManifest(
   timestamp: number,
 ): Typed<'FileManifest'> | null {
   if (project.gitHeadSha === null) return null;
+  let chars = 0;
+  for (const file of files) chars += file.length + 2;
+  if (chars > MAX_FILE_MANIFEST_CHARS) {
+    throw new RangeError(
+      `${files.length} tracked files (${chars} characters of paths) exceed one FileManifest ` +
+        `(${MAX_FILE_MANIFEST_CHARS}); memories of deleted files are still marked stale by commits`,
+    );
+  }
   return {
     type: 'FileManifest',
     eventId: idOf('claude-code-hook', payload.session_id, 'FileManifest', project.gitHeadSha),
