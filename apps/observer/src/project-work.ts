@@ -1,40 +1,20 @@
-import type { TaskComplexity, WorkUnitRef } from '@engram/contracts';
 import {
   decodeStateJson,
   type CommitFileChanges,
   encodeStateJson,
   type EpisodeRange,
   type ObserverSignal,
-  type PromotionTrigger,
-  type RankedCandidate,
-  type ScratchpadCommit,
-  type ScratchpadNote,
-  type ScratchpadQaIssue,
+  type PromotionRequestLike,
   type SessionSummary,
   type TopicCodec,
 } from '@engram/core';
 import { valueSubject } from '@engram/kafka';
 
-/** A promotion the session stage asks for: one trigger's scratchpad content, already cut out. */
-export interface PromotionRequest {
-  scratchpadId: string;
-  /** The session a memory is attributed to when its evidence names none. */
-  sessionId: string;
-  trigger: PromotionTrigger;
-  /** The triggering event's time: memories are stamped with it, so a replay agrees. */
-  at: number;
-  complexity: TaskComplexity | null;
-  workUnitRef: WorkUnitRef | null;
-  signals: ObserverSignal[];
-  notes: ScratchpadNote[];
-  qaIssues: ScratchpadQaIssue[];
-  commits: ScratchpadCommit[];
-  /**
-   * The consolidation pass's insights (spec of ≥ 10 subtasks, seed 002 §8): already ranked, and
-   * promoted beside the cap (absent in records written before it existed).
-   */
-  consolidation?: RankedCandidate[];
-}
+/**
+ * A promotion the session stage asks for: one trigger's scratchpad content, already cut out
+ * (core's definition: the project stage re-evaluates them in core's canonical order).
+ */
+export type PromotionRequest = PromotionRequestLike;
 
 /**
  * What one session-stage transaction hands to the project stage for one project: the signals it

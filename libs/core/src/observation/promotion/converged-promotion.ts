@@ -34,7 +34,7 @@ export interface PromotionRequestLike {
   /** The session a memory is attributed to when its evidence names none. */
   sessionId: string;
   trigger: PromotionTrigger;
-  /** The triggering event's time. */
+  /** The triggering event's time: memories are stamped with it, so a replay agrees. */
   at: number;
   complexity: TaskComplexity | null;
   workUnitRef: WorkUnitRef | null;
@@ -42,6 +42,10 @@ export interface PromotionRequestLike {
   notes: ScratchpadNote[];
   qaIssues: ScratchpadQaIssue[];
   commits: ScratchpadCommit[];
+  /**
+   * The consolidation pass's insights (spec of ≥ 10 subtasks, seed 002 §8): already ranked, and
+   * promoted beside the cap (absent in records written before it existed).
+   */
   consolidation?: RankedCandidate[];
 }
 
