@@ -45,6 +45,25 @@ export const CLAUDE_CODE_AGENT_KIND = 'claude-code';
 /** The envelope version the mapping writes (contracts' SCHEMA_VERSION). */
 export const HOOK_SCHEMA_VERSION = 1;
 
+/** The envelope fields of every event a hook publishes for the session of `project`. */
+export function hookEnvelope(
+  sessionId: string,
+  project: HookProject,
+  eventId: string,
+  timestamp: number,
+) {
+  return {
+    eventId,
+    tenantId: project.tenantId,
+    projectId: project.projectId,
+    sessionId,
+    agentId: project.agentId,
+    userId: project.userId,
+    timestamp,
+    schemaVersion: HOOK_SCHEMA_VERSION,
+  };
+}
+
 /** Longest string kept inside `argsJson` (a Write's `content` can be a whole file). */
 export const MAX_HOOK_ARG_CHARS = 4_000;
 /** Longest error message kept. */
@@ -205,20 +224,16 @@ export function mapClaudeCodeHook(
       entry.fingerprint === fingerprint && Math.abs(now - entry.timestamp) <= REDELIVERY_WINDOW_MS,
   );
   const timestamp = seen?.timestamp ?? now;
-  const envelope = (hookEvent: string, counter: number, ownId?: string) => ({
-    eventId:
+  const envelope = (hookEvent: string, counter: number, ownId?: string) =>
+    hookEnvelope(
+      payload.session_id,
+      project,
       ownId ??
-      (options.idSalt === undefined
-        ? idOf('claude-code-hook', payload.session_id, hookEvent, counter)
-        : idOf('claude-code-hook', payload.session_id, hookEvent, counter, options.idSalt)),
-    tenantId: project.tenantId,
-    projectId: project.projectId,
-    sessionId: payload.session_id,
-    agentId: project.agentId,
-    userId: project.userId,
-    timestamp,
-    schemaVersion: HOOK_SCHEMA_VERSION,
-  });
+        (options.idSalt === undefined
+          ? idOf('claude-code-hook', payload.session_id, hookEvent, counter)
+          : idOf('claude-code-hook', payload.session_id, hookEvent, counter, options.idSalt)),
+      timestamp,
+    );
   const counted = (field: 'promptCount' | 'stepCount' | 'lifecycleCount'): number => {
     if (seen) return seen.counter;
     state[field] += 1;

@@ -5,11 +5,7 @@ import {
   PROJECT_ROOT_PATH,
   ProjectPathError,
 } from '../observation/project-paths';
-import {
-  HOOK_SCHEMA_VERSION,
-  type ClaudeCodeHookPayload,
-  type HookProject,
-} from './claude-code-hooks';
+import { hookEnvelope, type ClaudeCodeHookPayload, type HookProject } from './claude-code-hooks';
 
 /**
  * The project's tracked files at SessionStart → FileManifest (issue #20): the observer marks
@@ -79,14 +75,12 @@ export function hookFileManifest(
   }
   return {
     type: 'FileManifest',
-    eventId: idOf('claude-code-hook', payload.session_id, 'FileManifest', project.gitHeadSha),
-    tenantId: project.tenantId,
-    projectId: project.projectId,
-    sessionId: payload.session_id,
-    agentId: project.agentId,
-    userId: project.userId,
-    timestamp,
-    schemaVersion: HOOK_SCHEMA_VERSION,
+    ...hookEnvelope(
+      payload.session_id,
+      project,
+      idOf('claude-code-hook', payload.session_id, 'FileManifest', project.gitHeadSha),
+      timestamp,
+    ),
     headSha: project.gitHeadSha,
     files,
   } satisfies FileManifest & { type: 'FileManifest' };

@@ -3,7 +3,7 @@ import { idOf } from '../ids/deterministic-id';
 import { normaliseProjectPath, ProjectPathError } from '../observation/project-paths';
 import { redactSecrets } from '../redaction';
 import {
-  HOOK_SCHEMA_VERSION,
+  hookEnvelope,
   hookResponseFailure,
   type ClaudeCodeHookPayload,
   type HookProject,
@@ -288,14 +288,12 @@ export function hookCommitMade(
   const message = commit.message.slice(0, MAX_COMMIT_MESSAGE_CHARS);
   return {
     type: 'CommitMade',
-    eventId: idOf('claude-code-hook', payload.session_id, 'CommitMade', commit.sha),
-    tenantId: project.tenantId,
-    projectId: project.projectId,
-    sessionId: payload.session_id,
-    agentId: project.agentId,
-    userId: project.userId,
-    timestamp,
-    schemaVersion: HOOK_SCHEMA_VERSION,
+    ...hookEnvelope(
+      payload.session_id,
+      project,
+      idOf('claude-code-hook', payload.session_id, 'CommitMade', commit.sha),
+      timestamp,
+    ),
     sha: commit.sha,
     changedFiles: commit.changedFiles,
     renamedFiles: commit.renamedFiles,
