@@ -1,5 +1,5 @@
 import type { Episode, Memory, PromptSubmitted } from '@engram/contracts';
-import type { Delivered } from '@engram/core';
+import { supersededSessionNoteIds, type Delivered } from '@engram/core';
 import {
   documentId,
   episodeDocument,
@@ -35,10 +35,18 @@ function remove(index: string, item: DeliveredTombstone, keyField: string): Plan
 
 export function planMemories(items: readonly DeliveredOrTombstone<Memory>[], index: string): Plan {
   return {
-    operations: items.map((item) =>
+    operations: items.flatMap((item) =>
       item.event === null
-        ? remove(index, item, 'memoryId')
-        : upsert(index, memoryDocument(item.event)),
+        ? [remove(index, item, 'memoryId')]
+        : [
+            upsert(index, memoryDocument(item.event)),
+            // A validated agent note supersedes the session's note of the same Remember.
+            ...supersededSessionNoteIds(item.event).map((id): PlannedDelete => ({
+              action: 'delete',
+              index,
+              id: documentId(id, 'eventId'),
+            })),
+          ],
     ),
     skipped: 0,
   };

@@ -1,6 +1,7 @@
 import type { Client } from '@elastic/elasticsearch';
-import type {
-  RecallStore,
+import {
+  storeTierFilters,
+  type RecallStore,
   RecallTier,
   StoreCandidateQuery,
   StoreCandidates,
@@ -69,11 +70,11 @@ export function elasticsearchRecallStore(
   return {
     candidates: async <S>(
       tier: RecallTier,
-      { scope, filter, ...query }: StoreCandidateQuery,
+      { scope, filter, notesOfSession, ...query }: StoreCandidateQuery,
     ): Promise<StoreCandidates<S>> => {
       const found = await searcher.search<S>({
         ...query,
-        filter: dslFilters(scope, filter),
+        filter: dslFilters(scope, storeTierFilters(tier, { filter, notesOfSession })),
         index: indices[tier],
       });
       if (tier !== 'memories') return found;
@@ -94,11 +95,11 @@ export function elasticsearchRecallStore(
     },
     list: async <S>(
       tier: RecallTier,
-      { scope, filter, size }: StoreListQuery,
+      { scope, filter, size, notesOfSession }: StoreListQuery,
     ): Promise<StoreListed<S>[]> => {
       const listed = await listDocuments<S>(client, {
         index: indices[tier],
-        filter: dslFilters(scope, filter),
+        filter: dslFilters(scope, storeTierFilters(tier, { filter, notesOfSession })),
         size,
       });
       if (tier !== 'memories') return listed;

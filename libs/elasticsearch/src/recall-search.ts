@@ -109,6 +109,8 @@ export function dslFilter(filter: StoreFilter): Filter {
     }
     case 'any':
       return { bool: { should: filter.filters.map(dslFilter), minimum_should_match: 1 } };
+    case 'not':
+      return { bool: { must_not: [dslFilter(filter.filter)] } };
   }
 }
 
