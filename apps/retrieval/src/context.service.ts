@@ -169,7 +169,7 @@ export class ContextService {
     const query = clipQuery(input.query?.trim() || thread.turns[0]?.text.trim() || '');
     const phase = input.phase;
     const [memories, recipes, workStates, linkedEpisodes] = await Promise.all([
-      this.recallMemories(scope, query, phase, this.config.context.maxMemories, [], sessionId),
+      this.recallMemories(scope, query, phase, this.config.context.maxMemories),
       this.recallMemories(scope, query, phase, this.config.context.maxRecipes, ['workflow_recipe']),
       this.linkedWorkStates(scope, sessionId, thread, sessionEpisodes),
       this.linkedEpisodes(scope, query, thread.linkedEpisodeIds, thread.channel === 'implicit'),
@@ -207,13 +207,10 @@ export class ContextService {
     phase: string | undefined,
     k: number,
     memoryTypes: MemoryType[] = [],
-    /** The session whose own notes (Remember before validation) may be recalled too. */
-    sessionId: string | null = null,
   ): Promise<RankedMemory[]> {
     if (query === '' || k === 0) return [];
     const answer = await this.recall.recall({
       ...scope,
-      sessionId,
       query,
       phase,
       k,

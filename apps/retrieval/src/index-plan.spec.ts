@@ -26,26 +26,6 @@ describe('planMemories', () => {
     ]);
   });
 
-  it("should delete the session notes a validated agent's memory supersedes (issue #20)", () => {
-    const plan = planMemories(
-      [
-        delivered(
-          memoryRecord({
-            memoryId: 'm1',
-            source: 'agent_explicit',
-            tags: [],
-            sourceEventIds: ['remember-1', ''],
-          }),
-        ),
-      ],
-      'memories',
-    );
-    expect(plan.operations).toMatchObject([
-      { action: 'index', index: 'memories', id: 'm1' },
-      { action: 'delete', index: 'memories', id: 'remember-1' },
-    ]);
-  });
-
   it('should refuse a tombstone whose key cannot be a document id', () => {
     expect(() => planMemories([tombstone('m'.repeat(513))], 'memories')).toThrow(InvalidEventError);
   });

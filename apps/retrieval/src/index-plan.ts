@@ -1,5 +1,5 @@
 import type { Episode, Memory, PromptSubmitted } from '@engram/contracts';
-import { supersededSessionNoteIds, type Delivered } from '@engram/core';
+import type { Delivered } from '@engram/core';
 import {
   documentId,
   episodeDocument,
@@ -35,18 +35,10 @@ function remove(index: string, item: DeliveredTombstone, keyField: string): Plan
 
 export function planMemories(items: readonly DeliveredOrTombstone<Memory>[], index: string): Plan {
   return {
-    operations: items.flatMap((item) =>
+    operations: items.map((item) =>
       item.event === null
-        ? [remove(index, item, 'memoryId')]
-        : [
-            upsert(index, memoryDocument(item.event)),
-            // A validated agent note supersedes the session's note of the same Remember.
-            ...supersededSessionNoteIds(item.event).map((id): PlannedDelete => ({
-              action: 'delete',
-              index,
-              id: documentId(id, 'eventId'),
-            })),
-          ],
+        ? remove(index, item, 'memoryId')
+        : upsert(index, memoryDocument(item.event)),
     ),
     skipped: 0,
   };

@@ -1,7 +1,6 @@
 import type { Client } from '@elastic/elasticsearch';
-import {
-  storeTierFilters,
-  type RecallStore,
+import type {
+  RecallStore,
   RecallTier,
   StoreCandidateQuery,
   StoreCandidates,
@@ -70,11 +69,11 @@ export function elasticsearchRecallStore(
   return {
     candidates: async <S>(
       tier: RecallTier,
-      { scope, filter, notesOfSession, ...query }: StoreCandidateQuery,
+      { scope, filter, ...query }: StoreCandidateQuery,
     ): Promise<StoreCandidates<S>> => {
       const found = await searcher.search<S>({
         ...query,
-        filter: dslFilters(scope, storeTierFilters(tier, { filter, notesOfSession })),
+        filter: dslFilters(scope, filter),
         index: indices[tier],
       });
       if (tier !== 'memories') return found;
@@ -95,11 +94,11 @@ export function elasticsearchRecallStore(
     },
     list: async <S>(
       tier: RecallTier,
-      { scope, filter, size, notesOfSession }: StoreListQuery,
+      { scope, filter, size }: StoreListQuery,
     ): Promise<StoreListed<S>[]> => {
       const listed = await listDocuments<S>(client, {
         index: indices[tier],
-        filter: dslFilters(scope, storeTierFilters(tier, { filter, notesOfSession })),
+        filter: dslFilters(scope, filter),
         size,
       });
       if (tier !== 'memories') return listed;

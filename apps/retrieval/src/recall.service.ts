@@ -366,8 +366,6 @@ export class RecallService {
         ...lists,
         scope: query.scope,
         filter,
-        // The asking session's own notes (an agent's Remember before validation), no other's.
-        notesOfSession: query.sessionId,
         size: candidatesPerList(query.k),
         minSimilarity: this.minKnnSimilarity,
       });

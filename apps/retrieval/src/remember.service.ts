@@ -4,7 +4,6 @@ import {
   MisconfigurationError,
   parseRememberRequest,
   rememberRequestedEvent,
-  sessionNoteMemory,
   userTaughtMemory,
   type RememberInput,
 } from '@engram/core';
@@ -51,10 +50,6 @@ export class RememberService {
     const event = rememberRequestedEvent(request, this.clock());
     if (!isUserTaught(request)) {
       await publish([event]);
-      // Recallable at once in its own session (seed 002 §8), not in any other until validated.
-      if (input.sessionId?.trim()) {
-        await this.options.indexMemory(sessionNoteMemory(request, event));
-      }
       return { eventId: event.eventId, memoryId: '', accepted: true };
     }
     const memory = userTaughtMemory(request, event);

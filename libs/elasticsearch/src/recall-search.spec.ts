@@ -4,9 +4,6 @@ import {
   memoryFilters as storeMemoryFilters,
   modelVector,
   relatedFileFilter,
-  SESSION_NOTE_TAG,
-  sessionNotesFilter,
-  storeTierFilters,
   turnFilters as storeTurnFilters,
   type MemoryFilter,
   type RecallScope,
@@ -117,18 +114,6 @@ describe('recall filters', () => {
     expect(dslFilter(relatedFileFilter('src/a.ts'))).toEqual({
       terms: { relatedFiles: ['src/a.ts'] },
     });
-  });
-
-  it("should admit a session's own notes only, and no session's without one (issue #20)", () => {
-    const notANote = { bool: { must_not: [{ term: { tags: SESSION_NOTE_TAG } }] } };
-    expect(dslFilter(sessionNotesFilter(null))).toEqual(notANote);
-    expect(dslFilter(sessionNotesFilter('s-a'))).toEqual({
-      bool: { should: [notANote, { term: { sessionId: 's-a' } }], minimum_should_match: 1 },
-    });
-    const memories = storeTierFilters('memories', { filter: [], notesOfSession: 's-a' });
-    expect(dslFilters(SCOPE, memories).at(-1)).toEqual(dslFilter(sessionNotesFilter('s-a')));
-    expect(storeTierFilters('memories', { filter: [] })).toEqual([sessionNotesFilter(null)]);
-    expect(storeTierFilters('turns', { filter: [], notesOfSession: 's-a' })).toEqual([]);
   });
 
   it("should keep a session's work states to its own, its thread's and its work unit's", () => {

@@ -109,8 +109,6 @@ export function dslFilter(filter: StoreFilter): Filter {
     }
     case 'any':
       return { bool: { should: filter.filters.map(dslFilter), minimum_should_match: 1 } };
-    case 'not':
-      return { bool: { must_not: [dslFilter(filter.filter)] } };
   }
 }
 

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { anyOfFilter, SESSION_NOTE_TAG, sessionNotesFilter, type StoreFilter } from '@engram/core';
+import { anyOfFilter, type StoreFilter } from '@engram/core';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   compileFilter,
@@ -48,19 +48,6 @@ describe('compileFilter', () => {
     expect(() => compileFilter(SCOPE, [injected])).toThrow(/not a name/);
     const dotted = { kind: 'term', field: 'workUnitRef..x', value: 'x' } as unknown as StoreFilter;
     expect(() => compileFilter(SCOPE, [dotted])).toThrow(/not a name/);
-  });
-
-  it("should negate a filter: no session's notes, or only the asking session's (issue #20)", () => {
-    const compiled = compileFilter(SCOPE, [sessionNotesFilter('s-a')]);
-    expect(compiled.sql).toContain('NOT (');
-    expect(compiled.params).toEqual([
-      'acme',
-      'api',
-      '$.tags',
-      SESSION_NOTE_TAG,
-      '$.sessionId',
-      's-a',
-    ]);
   });
 
   it('should read a nested field by its dotted path', () => {

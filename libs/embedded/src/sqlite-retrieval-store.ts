@@ -7,7 +7,6 @@ import {
   type ModelVector,
   type RecallScope,
   type SessionActivity,
-  storeTierFilters,
   type StoreCandidateQuery,
   type StoreCandidates,
   type StoreFilter,
@@ -223,10 +222,6 @@ function filterSql(filter: StoreFilter): Sql {
       return joined(filter.filters.map(filterSql), 'AND', '1');
     case 'any':
       return joined(filter.filters.map(filterSql), 'OR', '0');
-    case 'not': {
-      const inner = filterSql(filter.filter);
-      return { sql: `NOT (${inner.sql})`, params: inner.params };
-    }
     default:
       throw new UnsupportedFilterError(
         `filter ${JSON.stringify(filter)} is not supported embedded`,
@@ -440,7 +435,7 @@ export class SqliteRetrievalStore {
   /** BM25 and kNN candidates of one tier, filtered (SPEC §7); the core decides the order. */
   async candidates<S>(tier: string, query: StoreCandidateQuery): Promise<StoreCandidates<S>> {
     const t = tierOf(tier);
-    const filter = compileFilter(query.scope, storeTierFilters(t, query));
+    const filter = compileFilter(query.scope, query.filter);
     const bm25 = this.lexical(t, query, filter);
     const vector = query.vector && query.vector.dimension > 0 ? query.vector : null;
     const knn = vector ? this.nearest(t, vector, filter, query) : null;
@@ -702,7 +697,7 @@ function listDocuments<S>(
   tier: RetrievalStoreTier,
   query: StoreListQuery,
 ): { id: string; source: S }[] {
-  const filter = compileFilter(query.scope, storeTierFilters(tier, query));
+  const filter = compileFilter(query.scope, query.filter);
   const rows = db
     .prepare(
       `SELECT d.rid, d.id, d.doc, d.embedding, d.embedding_model FROM retrieval_documents d

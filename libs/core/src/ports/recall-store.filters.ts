@@ -1,6 +1,5 @@
 import { storedPathForms } from '../retrieval/file-paths';
 import type { MemoryFilter } from '../retrieval/memory-filter';
-import type { RecallTier } from '../retrieval/recall-request';
 import type { StoreFilter, StoreKeywordField } from './recall-store.port';
 import type { TemporalConstraint } from '../retrieval/temporal';
 import type { WorkStateAnchor } from '../retrieval/work-state-scope';
@@ -96,38 +95,6 @@ export function workStateFilters(anchor: WorkStateAnchor): StoreFilter[] {
       ],
     },
   ];
-}
-
-/**
- * The tag of a session's own note (issue #20, seed 002 §8): an agent's Remember, in the memories
- * tier at once under the RememberRequested's eventId, before the observer validates it.
- */
-export const SESSION_NOTE_TAG = 'session-note';
-
-/**
- * Which session notes a memory query may see: none (null), or only `sessionId`'s — never another
- * session's. Every store adds it to every memories query (storeTierFilters), so no caller can
- * forget it.
- */
-export function sessionNotesFilter(sessionId: string | null): StoreFilter {
-  const notANote: StoreFilter = {
-    kind: 'not',
-    filter: { kind: 'term', field: 'tags', value: SESSION_NOTE_TAG },
-  };
-  if (!sessionId) return notANote;
-  return {
-    kind: 'any',
-    filters: [notANote, { kind: 'term', field: 'sessionId', value: sessionId }],
-  };
-}
-
-/** A tier query's filters as a store applies them: memories also get sessionNotesFilter. */
-export function storeTierFilters(
-  tier: RecallTier,
-  query: { filter: readonly StoreFilter[]; notesOfSession?: string | null },
-): readonly StoreFilter[] {
-  if (tier !== 'memories') return query.filter;
-  return [...query.filter, sessionNotesFilter(query.notesOfSession ?? null)];
 }
 
 /** Documents whose `relatedFiles` name any of the files (any stored form `sameFile` accepts). */

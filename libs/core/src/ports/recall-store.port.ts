@@ -23,9 +23,7 @@ export type StoreKeywordField =
   /** Episodes: the thread they belong to. */
   | 'threadId'
   /** Memories: the items of their unit of work (WorkUnitRef.hierarchy, a nested field). */
-  | 'workUnitRef.hierarchy'
-  /** Memories: their tags (a session's own notes carry SESSION_NOTE_TAG). */
-  | 'tags';
+  | 'workUnitRef.hierarchy';
 
 /** Numeric fields a filter bounds: epoch millis, and the stored confidence. */
 export type StoreRangeField = 'createdAt' | 'startedAt' | 'endedAt' | 'timestamp' | 'confidence';
@@ -56,8 +54,6 @@ export type StoreFilter =
   /** The field has no value (missing, null or an empty list). */
   | { readonly kind: 'missing'; readonly field: StoreOptionalField }
   | { readonly kind: 'all'; readonly filters: readonly StoreFilter[] }
-  /** The filter does not hold. */
-  | { readonly kind: 'not'; readonly filter: StoreFilter }
   | { readonly kind: 'any'; readonly filters: readonly StoreFilter[] };
 
 /** One tier's candidate search. */
@@ -77,11 +73,6 @@ export interface StoreCandidateQuery {
   size: number;
   /** kNN neighbours less similar than this (raw cosine) are not candidates. */
   minSimilarity?: number;
-  /**
-   * Memories: the session whose own notes (an agent's Remember before validation) may be
-   * candidates; absent or null: no session's. The store adds the filter (sessionNotesFilter).
-   */
-  notesOfSession?: string | null;
 }
 
 export interface StoreCandidates<S> {
@@ -97,8 +88,6 @@ export interface StoreListQuery {
   scope: RecallScope;
   filter: readonly StoreFilter[];
   size: number;
-  /** Memories: as StoreCandidateQuery.notesOfSession (absent: no session's notes). */
-  notesOfSession?: string | null;
 }
 
 /** A listed document: its id and stored document, newest first. */

@@ -4,12 +4,9 @@ import {
   isUserTaught,
   parseRememberRequest,
   rememberRequestedEvent,
-  sessionNoteMemory,
-  supersededSessionNoteIds,
   USER_TAUGHT_AGENT_ID,
   userTaughtMemory,
 } from './remember';
-import { SESSION_NOTE_TAG } from '../ports/recall-store.filters';
 import { InvalidRecallRequestError } from './retrieval-errors';
 import { NOW, SCOPE } from './testing/fixtures';
 
@@ -39,32 +36,6 @@ describe('remember', () => {
     expect(rememberRequestedEvent(request, NOW + 1).eventId).toBe(event.eventId);
     const other = parseRememberRequest({ ...note, text: 'Another note' });
     expect(rememberRequestedEvent(other, NOW).eventId).not.toBe(event.eventId);
-  });
-
-  it("should make an agent's note its session's note, under the event's id, needing review", () => {
-    const request = parseRememberRequest({ ...note, type: 'gotcha' });
-    const event = rememberRequestedEvent(request, NOW);
-    const memory = sessionNoteMemory(request, event);
-    expect(memory).toMatchObject({
-      memoryId: event.eventId,
-      sessionId: 's-1',
-      provenanceSessionIds: ['s-1'],
-      tags: [SESSION_NOTE_TAG],
-      source: 'agent_explicit',
-      needsReview: true,
-      userVerified: false,
-      content: 'Never skip the mutex',
-      sourceEventIds: [event.eventId],
-    });
-    // The same request is the same note (a retry is an upsert).
-    expect(sessionNoteMemory(request, rememberRequestedEvent(request, NOW + 5)).memoryId).toBe(
-      memory.memoryId,
-    );
-    // The validated memory (the observer's, another id) supersedes the note; a note does not.
-    const promoted = { ...memory, memoryId: 'promoted', tags: [], needsReview: false };
-    expect(supersededSessionNoteIds(promoted)).toEqual([event.eventId]);
-    expect(supersededSessionNoteIds(memory)).toEqual([]);
-    expect(supersededSessionNoteIds({ ...promoted, source: 'observer_inferred' })).toEqual([]);
   });
 
   it("should make a person's lesson a verified user_taught memory, typed from its words", () => {

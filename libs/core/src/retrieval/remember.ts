@@ -10,7 +10,6 @@ import { idOf } from '../ids/deterministic-id';
 import { NO_MEMORY_DETAILS } from '../memory/memory-defaults';
 import { redactSecrets } from '../redaction';
 import { classifyNote } from '../observation/rules/remember-request.rule';
-import { SESSION_NOTE_TAG } from '../ports/recall-store.filters';
 import { requireScope, type RecallScope } from './recall-scope';
 import { InvalidRecallRequestError } from './retrieval-errors';
 
@@ -167,67 +166,4 @@ export function userTaughtMemory(
     ...NO_MEMORY_DETAILS,
     memoryId: memoryIdOf(tenantId, projectId, memoryType, request.text),
   };
-}
-
-/** An agent's note before validation: below a validated agent_explicit memory (0.9). */
-export const SESSION_NOTE_CONFIDENCE = 0.6;
-
-/**
- * An agent's note as its own session sees it at once (seed 002 §8, issue #20): a memory in the
- * retrieval store only (never on memory.memories.v1), under the RememberRequested's eventId,
- * tagged SESSION_NOTE_TAG (every store query admits it only for this session: sessionNotesFilter)
- * and needing review. The memory the observer promotes once the work validates has its own id
- * (the note's content hash) and lists this eventId among its sourceEventIds: the indexer then
- * deletes the note — the validated memory supersedes it, no duplicate remains.
- */
-export function sessionNoteMemory(
-  request: RememberRequest,
-  event: Typed<'RememberRequested'>,
-): Memory {
-  const memoryType = request.memoryType ?? classifyNote(request.text);
-  const { tenantId, projectId } = request.scope;
-  return {
-    eventId: event.eventId,
-    tenantId,
-    projectId,
-    sessionId: request.sessionId,
-    agentId: request.agentId,
-    userId: request.userId,
-    timestamp: event.timestamp,
-    schemaVersion: SCHEMA_VERSION,
-    memoryType,
-    content: request.text,
-    confidence: SESSION_NOTE_CONFIDENCE,
-    tags: [SESSION_NOTE_TAG],
-    relatedFiles: request.relatedFiles,
-    relatedModules: [],
-    createdAt: event.timestamp,
-    lastAccessedAt: event.timestamp,
-    accessCount: 0,
-    workUnitRef: null,
-    scope: request.relatedFiles.length > 0 ? 'module' : 'global',
-    source: 'agent_explicit',
-    episodeId: null,
-    commitSha: null,
-    provenanceSessionIds: [request.sessionId],
-    sourceEventIds: [event.eventId],
-    targetNodeId: null,
-    relations: [],
-    decayHalfLifeDays: null,
-    needsReview: true,
-    userVerified: false,
-    citationText: null,
-    staleAt: null,
-    embedding: null,
-    embeddingModel: null,
-    ...NO_MEMORY_DETAILS,
-    memoryId: event.eventId,
-  };
-}
-
-/** The ids of the session notes a promoted memory supersedes (its Remember sources). */
-export function supersededSessionNoteIds(memory: Memory): string[] {
-  return memory.source === 'agent_explicit' && !memory.tags.includes(SESSION_NOTE_TAG)
-    ? [...new Set(memory.sourceEventIds.filter((id) => id.trim() !== ''))]
-    : [];
 }
