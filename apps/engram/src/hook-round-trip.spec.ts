@@ -1,5 +1,4 @@
 import { parseConfig } from '@engram/config';
-import type { Typed } from '@engram/contracts';
 import { Logger } from '@nestjs/common';
 import { Command } from 'commander';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -8,6 +7,9 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { LEXICAL_ONLY_EMBEDDER } from '@engram/app-retrieval';
+import { distillerCodecs, prefixedDistillerTopics } from '@engram/app-distiller';
+import { SCHEMA_VERSION, type Proposal, type Typed } from '@engram/contracts';
+import { SqliteEventLogAdapter } from '@engram/embedded';
 import { registerHookCommand } from './commands/hook.command';
 import { startEmbeddedServices, type EmbeddedServices } from './embedded-services';
 import { settleEmbedded } from './testing/embedded-settle';
@@ -149,5 +151,48 @@ describe('the Claude Code hook round trip', () => {
     expect(context).toContain(
       "Correction: don't mock Date.now in the refresh test, use vitest fake timers",
     );
+    expect(context).not.toContain('await review');
   }, 180_000);
+
+  it("should say at SessionStart how many of the project's proposals await review", async () => {
+    const [started] = published('SessionStarted');
+    const now = Date.now();
+    const proposal: Proposal = {
+      eventId: 'proposal-event-1',
+      tenantId: started.tenantId,
+      projectId: started.projectId,
+      sessionId: 'reflector',
+      agentId: 'engram-reflector',
+      userId: null,
+      timestamp: now,
+      schemaVersion: SCHEMA_VERSION,
+      proposalId: 'p-20260216-001',
+      kind: 'reflection',
+      status: 'pending',
+      section: 'Hard Rules',
+      target: null,
+      title: null,
+      text: 'Use vitest fake timers in the refresh test',
+      evidenceSessionIds: [],
+      evidenceEpisodeIds: [],
+      evidenceMemoryIds: [],
+      evidenceEventIds: [],
+      severity: null,
+      createdAt: now,
+      expiresAt: now + 7 * 86_400_000,
+      decidedAt: null,
+      promotedMemoryId: null,
+    };
+    const codecs = distillerCodecs(prefixedDistillerTopics(config.topicPrefix));
+    await new SqliteEventLogAdapter(services.log).publish(codecs.proposals, [
+      { type: 'Proposal', ...proposal },
+    ]);
+
+    const [nextStart] = payloads('session-2.jsonl');
+    const context = contextOf((await engramHook(nextStart)).stdout);
+    expect(context).toContain(
+      'Engram: 1 MEMORY.md proposal awaits review for this project (`engram review` lists them).',
+    );
+    expect(context.split('\n').filter((line) => line.includes('await'))).toHaveLength(1);
+  }, 60_000);
 });

@@ -18,6 +18,7 @@ import {
   hookCommitCommand,
   hookCommitMade,
   hookContextOutput,
+  withPendingReviewLine,
   hookFileManifest,
   LAST_COMMIT_GIT_ARGS,
   mapClaudeCodeHook,
@@ -76,6 +77,10 @@ export const GIT_LS_FILES_TIMEOUT_MS = 2_000;
 export const GIT_LS_FILES_MAX_BYTES = 16 * 1024 * 1024;
 /** Longest additionalContext printed (Claude Code adds it to the model's context). */
 const MAX_CONTEXT_CHARS = 4_000;
+/** The longest the distributed review count may take at SessionStart. */
+const REVIEW_COUNT_MAX_MS = 500;
+/** Room kept after SessionStart's context for the review reminder (pendingReviewLine). */
+const REVIEW_LINE_CHARS = 200;
 
 /** Where events go: the embedded log or Kafka. */
 export interface HookPublisher {
@@ -98,6 +103,11 @@ export interface HookScope {
 export interface HookMemory {
   buildContext(scope: HookScope, query: string | null): Promise<string>;
   injectForFile(scope: HookScope, filePath: string, toolName: string): Promise<string>;
+  /**
+   * How many MEMORY.md proposals of the project await review (`engram review` lists them),
+   * asked at SessionStart only; absent: none are mentioned.
+   */
+  pendingReviews?(scope: HookScope): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -450,9 +460,22 @@ async function recallWithin(
   const answer = await within(async () => {
     memory = await openMemory(deadline);
     if (memory === null) return '';
-    return request.kind === 'file'
-      ? memory.injectForFile(scope, request.filePath, request.toolName)
-      : memory.buildContext(scope, request.query);
+    if (request.kind === 'file') {
+      return memory.injectForFile(scope, request.filePath, request.toolName);
+    }
+    const opened: HookMemory = memory;
+    if (request.hookEventName !== 'SessionStart' || !opened.pendingReviews) {
+      return opened.buildContext(scope, request.query);
+    }
+    // The review reminder beside the context (seed 001): a failed count costs only the line.
+    const [context, pending] = await Promise.all([
+      opened.buildContext(scope, request.query),
+      opened.pendingReviews(scope).catch((error: unknown) => {
+        outcome.messages.push(`engram hook: no review count (${errorMessage(error)})`);
+        return 0;
+      }),
+    ]);
+    return withPendingReviewLine(truncate(context, MAX_CONTEXT_CHARS - REVIEW_LINE_CHARS), pending);
   }, deadline);
   const opened = memory as HookMemory | null;
   if (opened) await within(() => opened.close(), deadline);
@@ -709,6 +732,7 @@ export async function embeddedHookMemory(dataDir: string): Promise<HookMemory | 
   return hookMemoryOn({
     buildContext: (input) => context.buildContext(input),
     injectForFile: (input) => context.injectForFile(input),
+    pendingReviews: (scope) => embeddedPendingReviews(dataDir, scope),
     async close() {
       await access.close().catch(() => undefined);
       store.close();
@@ -724,7 +748,10 @@ export async function embeddedHookMemory(dataDir: string): Promise<HookMemory | 
  * @grpc/grpc-js and the proto are loaded here, on the first context request, not at start-up.
  */
 export async function grpcHookMemory(
-  config: Pick<EngramConfig, 'recall'>,
+  config: Pick<EngramConfig, 'recall'> & {
+    /** Where the review API is (the pending-proposal count at SessionStart); absent: not asked. */
+    distiller?: Pick<EngramConfig['distiller'], 'reviewGrpcUrl'>;
+  },
   deadline: number,
 ): Promise<HookMemory> {
   const { openRecallContextClient } = await import('../hook-context-grpc');
@@ -736,8 +763,62 @@ export async function grpcHookMemory(
   return hookMemoryOn({
     buildContext: (input) => client.buildContext(input),
     injectForFile: (input) => client.injectForFile(input),
+    ...(config.distiller && {
+      pendingReviews: (scope: HookScope) =>
+        grpcPendingReviews(config.distiller!.reviewGrpcUrl, config.recall.token, deadline, scope),
+    }),
     close: () => Promise.resolve(client.close()),
   });
+}
+
+/** The project's pending MEMORY.md proposals from the review API (engram.review.v1). */
+async function grpcPendingReviews(
+  url: string,
+  token: string | undefined,
+  deadline: number,
+  scope: HookScope,
+): Promise<number> {
+  const { ReviewGrpcClient } = await import('@engram/app-distiller');
+  const review = new ReviewGrpcClient(url, {
+    ...(token !== undefined && { token }),
+    // Ends before the context's deadline: a slow review server costs the line, not the context.
+    deadlineMs: Math.max(1, Math.min(REVIEW_COUNT_MAX_MS, deadline - Date.now() - 100)),
+  });
+  try {
+    const { proposals } = await review.list({
+      scope: { tenantId: scope.tenantId, projectId: scope.projectId },
+      status: 'pending',
+    });
+    return proposals.length;
+  } finally {
+    review.close();
+  }
+}
+
+/**
+ * The project's pending MEMORY.md proposals in the embedded log (memory.proposals.v1, compacted:
+ * a few records per project and day), as `engram review` lists them; 0 before any reflection.
+ */
+async function embeddedPendingReviews(dataDir: string, scope: HookScope): Promise<number> {
+  if (!existsSync(join(dataDir, 'events.db'))) return 0;
+  const [{ SqliteEventLog, SqliteEventLogAdapter }, distiller] = await Promise.all([
+    import('@engram/embedded'),
+    import('@engram/app-distiller'),
+  ]);
+  const topics = distiller.prefixedDistillerTopics(loadConfig().topicPrefix);
+  const log = SqliteEventLog.open({ dataDir });
+  try {
+    if (log.topic(topics.proposals) === undefined) return 0;
+    const desk = new distiller.ReviewDesk(
+      new SqliteEventLogAdapter(log),
+      distiller.distillerCodecs(topics),
+      { timeoutMs: 1_000 },
+    );
+    const pending = await desk.list({ ...scope, status: 'pending' });
+    return pending.length;
+  } finally {
+    log.close();
+  }
 }
 
 /** BuildContext and InjectForFile as either source answers them (their `rendered` text). */
@@ -746,6 +827,7 @@ interface ContextAnswers {
   injectForFile(
     input: HookScope & { filePath: string; toolName: string },
   ): Promise<{ rendered: string }>;
+  pendingReviews?: (scope: HookScope) => Promise<number>;
   close(): Promise<void>;
 }
 
@@ -764,6 +846,7 @@ function hookMemoryOn(answers: ContextAnswers): HookMemory {
       });
       return selection.rendered;
     },
+    ...(answers.pendingReviews && { pendingReviews: answers.pendingReviews }),
     close: () => answers.close(),
   };
 }

@@ -10,6 +10,8 @@ import {
   mapClaudeCodeHook,
   newHookSessionState,
   parseClaudeCodeHookPayload,
+  pendingReviewLine,
+  withPendingReviewLine,
   parseHookSessionState,
   REDELIVERY_WINDOW_MS,
   toolCallEventId,
@@ -373,5 +375,16 @@ describe('hook helpers', () => {
       hookSpecificOutput: { hookEventName: 'SessionStart', additionalContext: 'remember X' },
     });
     expect(hookContextOutput('UserPromptSubmit', '  ')).toBeNull();
+  });
+
+  it('should mention pending review items in one line, only when there are any', () => {
+    expect(pendingReviewLine(0)).toBe('');
+    expect(pendingReviewLine(1)).toBe(
+      'Engram: 1 MEMORY.md proposal awaits review for this project (`engram review` lists them).',
+    );
+    expect(pendingReviewLine(3)).toContain('3 MEMORY.md proposals await review');
+    expect(withPendingReviewLine('ctx', 0)).toBe('ctx');
+    expect(withPendingReviewLine('', 2)).toBe(pendingReviewLine(2));
+    expect(withPendingReviewLine('ctx', 2)).toBe(`ctx\n\n${pendingReviewLine(2)}`);
   });
 });
