@@ -1,11 +1,6 @@
 import { OnnxMiniLmEmbedder, type Embedder } from '@engram/ai';
 import type { LifecycleEvent, Memory, Typed } from '@engram/contracts';
-import {
-  DEFAULT_RANKING_CONFIG,
-  NO_MEMORY_DETAILS,
-  observerSettings,
-  type RankedMemory,
-} from '@engram/core';
+import { DEFAULT_RANKING_CONFIG, observerSettings, type RankedMemory } from '@engram/core';
 import { createElasticsearchClient, retrievalIndexNames } from '@engram/elasticsearch';
 import { codecOnTopic, contractCodec, KafkaEventLog } from '@engram/kafka';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -22,6 +17,7 @@ import {
   startRetrievalIndexer,
   type RetrievalIndexerRuntime,
 } from '../../apps/retrieval/src/retrieval.runtime';
+import { fileGotcha } from '@engram/app-retrieval/testing';
 import { testKafka, testRegistry } from './support/kafka-fixtures';
 import { eventually, uniqueName } from './support/unique';
 
@@ -44,44 +40,8 @@ interface Scope {
   projectId: string;
 }
 
-function gotcha(scope: Scope, memoryId: string, content: string, file: string): Memory {
-  return {
-    eventId: `event-${memoryId}`,
-    ...scope,
-    sessionId: 'session-0',
-    agentId: 'engram-observer',
-    userId: null,
-    timestamp: T0,
-    schemaVersion: 1,
-    memoryId,
-    memoryType: 'gotcha',
-    content,
-    confidence: 0.9,
-    tags: ['observer'],
-    relatedFiles: [file],
-    relatedModules: ['src/auth'],
-    createdAt: T0,
-    lastAccessedAt: T0,
-    accessCount: 0,
-    workUnitRef: null,
-    scope: 'module',
-    source: 'observer_inferred',
-    episodeId: null,
-    commitSha: null,
-    provenanceSessionIds: ['session-0'],
-    sourceEventIds: [],
-    targetNodeId: null,
-    relations: [],
-    decayHalfLifeDays: null,
-    needsReview: false,
-    userVerified: true,
-    citationText: null,
-    staleAt: null,
-    embedding: null,
-    embeddingModel: null,
-    ...NO_MEMORY_DETAILS,
-  };
-}
+const gotcha = (scope: Scope, memoryId: string, content: string, file: string): Memory =>
+  fileGotcha(scope, memoryId, content, file, T0);
 
 describe('staleness from commits, distributed (Kafka, Schema Registry, Neo4j, Elasticsearch)', () => {
   const infra = inject('infra');

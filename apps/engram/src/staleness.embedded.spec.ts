@@ -6,7 +6,7 @@
 // longer lists (the sweep).
 import type { LifecycleEvent, Memory, Typed } from '@engram/contracts';
 import { parseConfig } from '@engram/config';
-import { NO_MEMORY_DETAILS, type RankedMemory } from '@engram/core';
+import type { RankedMemory } from '@engram/core';
 import { SqliteEventLogAdapter } from '@engram/embedded';
 import { contractCodec } from '@engram/kafka';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LEXICAL_ONLY_EMBEDDER } from '@engram/app-retrieval';
+import { fileGotcha } from '@engram/app-retrieval/testing';
 import { startEmbeddedServices, type EmbeddedServices } from './embedded-services';
 
 const SCOPE = { tenantId: 'acme', projectId: 'api' };
@@ -22,44 +23,8 @@ const SESSIONS_FILE = 'src/auth/sessions.ts';
 const LEGACY_FILE = 'src/auth/legacy-cookie.ts';
 const T0 = Date.UTC(2026, 0, 5, 9);
 
-function gotcha(memoryId: string, content: string, file: string): Memory {
-  return {
-    eventId: `event-${memoryId}`,
-    ...SCOPE,
-    sessionId: 'session-0',
-    agentId: 'engram-observer',
-    userId: null,
-    timestamp: T0,
-    schemaVersion: 1,
-    memoryId,
-    memoryType: 'gotcha',
-    content,
-    confidence: 0.9,
-    tags: ['observer'],
-    relatedFiles: [file],
-    relatedModules: ['src/auth'],
-    createdAt: T0,
-    lastAccessedAt: T0,
-    accessCount: 0,
-    workUnitRef: null,
-    scope: 'module',
-    source: 'observer_inferred',
-    episodeId: null,
-    commitSha: null,
-    provenanceSessionIds: ['session-0'],
-    sourceEventIds: [],
-    targetNodeId: null,
-    relations: [],
-    decayHalfLifeDays: null,
-    needsReview: false,
-    userVerified: true,
-    citationText: null,
-    staleAt: null,
-    embedding: null,
-    embeddingModel: null,
-    ...NO_MEMORY_DETAILS,
-  };
-}
+const gotcha = (memoryId: string, content: string, file: string): Memory =>
+  fileGotcha(SCOPE, memoryId, content, file, T0);
 
 const SESSION_MEMORY = gotcha(
   '6c1e7f3a-0000-4000-8000-000000000001',

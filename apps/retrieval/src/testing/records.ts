@@ -49,6 +49,37 @@ export function memoryRecord(overrides: Partial<Memory> & { memoryId: string }):
   };
 }
 
+/**
+ * A user-verified observer gotcha about one file, created and last seen at `at`, never returned
+ * yet: the memory the staleness specs (embedded and on the servers) move and mark stale.
+ */
+export function fileGotcha(
+  scope: { tenantId: string; projectId: string },
+  memoryId: string,
+  content: string,
+  file: string,
+  at: number,
+): Memory {
+  return memoryRecord({
+    memoryId,
+    ...scope,
+    sessionId: 'session-0',
+    timestamp: at,
+    content,
+    confidence: 0.9,
+    tags: ['observer'],
+    relatedFiles: [file],
+    relatedModules: ['src/auth'],
+    createdAt: at,
+    lastAccessedAt: at,
+    accessCount: 0,
+    episodeId: null,
+    provenanceSessionIds: ['session-0'],
+    sourceEventIds: [],
+    userVerified: true,
+  });
+}
+
 export function episodeRecord(overrides: Partial<Episode> & { episodeId: string }): Episode {
   return {
     eventId: `event-${overrides.episodeId}`,
