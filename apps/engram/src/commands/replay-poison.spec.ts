@@ -1,5 +1,5 @@
 import { parseConfig } from '@engram/config';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -14,6 +14,8 @@ import { embeddedTarget } from './replay-targets';
 // process (the observer's error normalisation was quadratic) and froze it again after a
 // restart. Failed tool calls with 5 MB messages and commands of the shapes that were quadratic,
 // and a prompt of one 5 MB token, replayed into embedded mode: every service gets through them.
+// Replay caps every text field at its entry (text-caps.ts), so the 5 MB prompt is kept, cut,
+// instead of being dead-lettered, and no 5 MB field reaches any store.
 
 const FIVE_MB = 5 * 1024 * 1024;
 
@@ -50,18 +52,22 @@ describe('poison pills: 5 MB fields through every embedded service', () => {
         errors: new PassThrough(),
         wait: { groups: serviceGroups(config), timeoutMs: 90_000 },
       });
-      // The 5 MB prompt is over the segmenter's limit: dead-lettered, saying why; the rest flows.
-      expect(summary).toMatchObject({
-        rejected: 0,
-        caughtUp: true,
-        deadLettered: [{ topic: 'agent.prompts.v1.dlq', count: 1 }],
-      });
+      expect(summary).toMatchObject({ rejected: 0, caughtUp: true, deadLettered: [] });
       expect(summary.published + summary.rejected).toBe(lines.length);
     } finally {
       await target.close();
       await services.stop();
     }
+    // 4 tool calls × (5 MB + 1 MB) and a 5 MB prompt went in; at most a few caps of each are kept.
+    expect(dataDirBytes(dir)).toBeLessThan(FIVE_MB);
     // Reported, not asserted: the figure for the issue.
     console.log(`5 MB poison pills: replayed and processed in ${Date.now() - started} ms`);
   }, 180_000);
 });
+
+function dataDirBytes(dir: string): number {
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .map((name) => statSync(join(dir, name)))
+    .filter((stat) => stat.isFile())
+    .reduce((sum, stat) => sum + stat.size, 0);
+}

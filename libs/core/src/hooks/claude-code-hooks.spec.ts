@@ -1,5 +1,6 @@
 import { SCHEMA_VERSION, type Typed } from '@engram/contracts';
 import { describe, expect, it } from 'vitest';
+import { charsCut, EVENT_TEXT_CAPS } from '../redaction';
 import {
   HOOK_SCHEMA_VERSION,
   hookArgsJson,
@@ -351,6 +352,18 @@ describe('hook helpers', () => {
     expect(args.content.length).toBeLessThan(4_100);
     expect(args.api_key).toMatch(/^\[REDACTED:/);
     expect(hookArgsJson(undefined)).toBe('{}');
+  });
+
+  it('should cap a 5 MB prompt and 5 MB arguments, recording how much was cut (issue #19)', () => {
+    const big = 'log line with detail\n'.repeat(250_000);
+    const { events } = session([{ ...FIXTURES.prompt, prompt: big }]);
+    const prompt = events[0] as Typed<'PromptSubmitted'>;
+    expect(prompt.text.length).toBeLessThan(EVENT_TEXT_CAPS.text + 40);
+    expect(charsCut(prompt.text)).toBe(big.length - EVENT_TEXT_CAPS.text);
+    const args = hookArgsJson({ lines: Array.from({ length: 5_000 }, () => 'y'.repeat(1_000)) });
+    expect(args.length).toBeLessThan(EVENT_TEXT_CAPS.argsJson + 200);
+    const cut = JSON.parse(args) as { engramCut: { originalChars: number } };
+    expect(cut.engramCut.originalChars).toBeGreaterThan(5_000_000);
   });
 
   it('should read failures from the response shapes', () => {

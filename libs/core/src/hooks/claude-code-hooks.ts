@@ -9,7 +9,7 @@ import type {
 import { InvalidEventError } from '../errors/engram-error';
 import { idOf, uuidV5 } from '../ids/deterministic-id';
 import { normaliseProjectPath, ProjectPathError } from '../observation/project-paths';
-import { redactJson, redactSecrets } from '../redaction';
+import { capJsonText, capText, EVENT_TEXT_CAPS, redactJson, redactSecrets } from '../redaction';
 
 /**
  * Claude Code hooks → Engram events (SPEC §3, issue #7). Pure: the caller reads stdin, keeps the
@@ -265,7 +265,8 @@ export function mapClaudeCodeHook(
       return result([event], memory);
     }
     case 'UserPromptSubmit': {
-      const text = redactSecrets(payload.prompt ?? '').text;
+      // Capped before redaction (text-caps.ts): a pasted 5 MB log costs the hook bounded work.
+      const text = capText(payload.prompt ?? '', EVENT_TEXT_CAPS.text, redactText);
       const promptId = counted('promptCount');
       const event: Typed<'PromptSubmitted'> = {
         type: 'PromptSubmitted',
@@ -411,18 +412,19 @@ export function hookFilePaths(
 function commandOf(toolName: string, toolInput: unknown): string | null {
   if (!isRecord(toolInput) || typeof toolInput.command !== 'string') return null;
   if (toolName !== 'Bash' && !toolName.startsWith('mcp__')) return null;
-  return redactSecrets(toolInput.command).text;
+  return capText(toolInput.command, EVENT_TEXT_CAPS.command, redactText);
 }
 
 /** The tool's arguments, redacted (values of secret-named keys too), long strings cut. */
 export function hookArgsJson(toolInput: unknown): string {
   if (toolInput === undefined || toolInput === null) return '{}';
   const { value } = redactJson(truncateStrings(toolInput));
-  return JSON.stringify(value) ?? '{}';
+  // Many short strings can still add up: the whole stays under the event cap, as JSON.
+  return capJsonText(JSON.stringify(value) ?? '{}', EVENT_TEXT_CAPS.argsJson);
 }
 
 function truncateStrings(value: unknown): unknown {
-  if (typeof value === 'string') return truncate(value, MAX_HOOK_ARG_CHARS);
+  if (typeof value === 'string') return capText(value, MAX_HOOK_ARG_CHARS, redactText);
   if (Array.isArray(value)) return value.map(truncateStrings);
   if (isRecord(value)) {
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, truncateStrings(v)]));
@@ -430,14 +432,12 @@ function truncateStrings(value: unknown): unknown {
   return value;
 }
 
-function truncate(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max)}…[${text.length - max} chars cut]`;
-}
+const redactText = (text: string): string => redactSecrets(text).text;
 
 function failureMessage(error: unknown, interrupted: unknown): string {
   const text = typeof error === 'string' && error.trim() !== '' ? error : null;
   const message = text ?? (interrupted === true ? 'interrupted' : 'tool call failed');
-  return redactSecrets(truncate(message, MAX_HOOK_ERROR_CHARS)).text;
+  return capText(message, MAX_HOOK_ERROR_CHARS, redactText);
 }
 
 /**

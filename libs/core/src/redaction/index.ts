@@ -33,3 +33,11 @@ export { MIN_SECRET_LENGTH, looksHighEntropy, looksLikeSecretValue } from './sec
 export { findSecrets, redactSecrets } from './redact-secrets';
 export { redactJson, redactJsonText } from './redact-json';
 export { redactEvent, redactRawLine } from './redact-event';
+export {
+  DEFAULT_TEXT_CAP,
+  EVENT_TEXT_CAPS,
+  capJsonText,
+  capText,
+  charsCut,
+  textCapOf,
+} from './text-caps';

@@ -60,5 +60,8 @@ describe('memory feedback', () => {
       'duplicateOfMemoryId',
     );
     expect(field({ action: 'confirm', memoryId: ' ' })).toBe('memoryId');
+    // A correction becomes a memory's content: bounded like Remember (issue #19).
+    const huge = { action: 'correct', reason: 'inaccurate', correctedContent: 'z'.repeat(5e6) };
+    expect(field(huge)).toBe('correctedContent');
   });
 });

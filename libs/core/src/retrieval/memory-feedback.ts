@@ -1,6 +1,7 @@
 import type { Memory } from '@engram/contracts';
 import { idOf } from '../ids/deterministic-id';
 import { redactSecrets } from '../redaction';
+import { MAX_REMEMBER_CHARS } from './remember';
 import { requireScope, type RecallScope } from './recall-scope';
 import { InvalidRecallRequestError } from './retrieval-errors';
 
@@ -55,6 +56,13 @@ export function parseFeedback(input: FeedbackInput): FeedbackRequest {
   }
   // A correction becomes the memory's content, stored and injected: redacted like any prompt.
   const corrected = input.correctedContent?.trim() || null;
+  if (corrected !== null && corrected.length > MAX_REMEMBER_CHARS) {
+    // The same bound as Remember: both become a memory's content (issue #19, bounded work).
+    throw new InvalidRecallRequestError(
+      'correctedContent',
+      `is ${corrected.length} characters; at most ${MAX_REMEMBER_CHARS}`,
+    );
+  }
   const correctedContent = corrected === null ? null : redactSecrets(corrected).text;
   if ((reason === 'inaccurate' || reason === 'too_specific') && correctedContent === null) {
     throw new InvalidRecallRequestError('correctedContent', `is required to correct (${reason})`);
