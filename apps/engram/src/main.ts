@@ -17,6 +17,7 @@ import { registerReviewCommand } from './commands/review.command';
 import { registerSegmentCommand } from './commands/segment.command';
 import { registerStartCommand } from './commands/start.command';
 import { embedderForMode } from './embedding';
+import { registerMcpCommand } from './mcp/mcp.command';
 
 const program = new Command()
   .name('engram')
@@ -39,6 +40,7 @@ registerReplayCommand(program);
 registerDlqCommand(program);
 registerReviewCommand(program);
 registerMemoryMdCommand(program);
+registerMcpCommand(program);
 
 program.parseAsync(process.argv).catch((error: unknown) => {
   console.error(error instanceof Error ? error.message : error);
