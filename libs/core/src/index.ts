@@ -16,5 +16,6 @@ export * from './observation';
 export * from './hooks/claude-code-hooks';
 export * from './hooks/claude-settings';
 export * from './hooks/claude-transcript';
+export * from './hooks/codex-session';
 export * from './hooks/git-commit-hook';
 export * from './hooks/file-manifest-hook';

@@ -1,77 +1,46 @@
-import { loadConfig, type EngramConfig } from '@engram/config';
-import {
-  eventKey,
-  topicOfRecord,
-  type ReplayEvent,
-  type TopicName,
-  type Typed,
-} from '@engram/contracts';
-import {
-  batchAcrossSessions,
-  CLAUDE_CODE_AGENT_KIND,
-  ClaudeTranscriptReader,
-  mapTranscriptSession,
-  type HookProject,
-  type TranscriptCounts,
-  type TranscriptSession,
-} from '@engram/core';
+import { loadConfig } from '@engram/config';
+import { ClaudeTranscriptReader, mapTranscriptSession, type TranscriptCounts } from '@engram/core';
 import type { Command } from 'commander';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { HookSessionStore } from '../hook-spool';
 import { ImportLedger } from '../import-ledger';
-import { progressBar, type Progress } from '../progress';
-import { DEFAULT_HOOK_TENANT, resolveHookProject, type HookIdentity } from './hook.command';
+import { progressBar } from '../progress';
+import {
+  CODEX_FOLLOW_STATE_FILE,
+  followCodexCommand,
+  formatCodexImport,
+  runCodexImport,
+} from './codex-import';
+import type { HookIdentity } from './hook.command';
+import {
+  publishImported,
+  readLogFiles,
+  transcriptFiles,
+  transcriptProject,
+  type ImportProgress,
+  type ImportPublishing,
+} from './import-sessions';
 import {
   cliProgress,
   DEFAULT_DATA_DIR,
   formatDeadLettered,
-  publishReplay,
   replayExitCode,
-  serviceGroups,
   type ReplaySummary,
 } from './replay.command';
-import { distributedTarget, embeddedTarget, type ReplayTarget } from './replay-targets';
+import { distributedTarget, embeddedTarget } from './replay-targets';
+
+export { transcriptFiles, transcriptProject, type ImportProgress } from './import-sessions';
 
 // `engram import --claude-transcripts DIR` (issue #7, docs/claude-code-hooks.md "Backfill"):
 // Claude Code's session transcripts → the events the hook would have published for them, through
 // the hook's own mapping (same events, redaction and deterministic ids), published like `engram
 // replay` (bad lines reported with file:line and dead-lettered; `--wait` for the services).
 
-/** Side directories of a session that hold no session of their own (or a sub-agent's copy). */
-const SKIPPED_DIRECTORIES = new Set(['subagents', 'tool-results']);
-
-/** The transcript files under `path` (or `path` itself), sorted: the same order every run. */
-export function transcriptFiles(path: string): string[] {
-  const stat = statSync(path);
-  if (stat.isFile()) return [path];
-  const files: string[] = [];
-  const walk = (directory: string) => {
-    for (const entry of readdirSync(directory, { withFileTypes: true })) {
-      const full = join(directory, entry.name);
-      if (entry.isDirectory() && !SKIPPED_DIRECTORIES.has(entry.name)) walk(full);
-      else if (entry.isFile() && entry.name.endsWith('.jsonl')) files.push(full);
-    }
-  };
-  walk(path);
-  return files.sort();
-}
-
-/** Opens the bar of a phase: reading the files, then replay's publishing and processing. */
-export type ImportProgress = (phase: 'reading' | 'publishing' | 'processing') => Progress;
-
-export interface ImportRun {
-  config: EngramConfig;
+export interface ImportRun extends ImportPublishing {
   /** A transcript file or a directory of them (e.g. ~/.claude/projects). */
   path: string;
-  target: ReplayTarget;
   identity: HookIdentity;
-  errors: NodeJS.WritableStream;
-  wait?: { timeoutMs: number };
-  /** Bars for reading, publishing and processing; none by default. */
-  progress?: ImportProgress;
-  /** What earlier imports published: those events are not published again. */
-  ledger: ImportLedger;
   /** Sessions `engram hook` recorded live (their events are in the log already): skipped. */
   recordedByHook?: (sessionId: string) => boolean;
 }
@@ -88,86 +57,27 @@ export interface ImportSummary extends ReplaySummary, TranscriptCounts {
 /** Reads, maps and publishes every transcript under `run.path`. */
 export async function runImport(run: ImportRun): Promise<ImportSummary> {
   const files = transcriptFiles(run.path);
-  const reader = readTranscripts(files, run.progress);
+  const reader = readLogFiles(new ClaudeTranscriptReader(), files, run.progress);
   const sessions = reader.sessions();
-  const { events, alreadyImported, hookSessions } = eventsToPublish(sessions, run);
-  const summary = await publishReplay(
-    {
-      config: run.config,
-      target: run.target,
-      errors: run.errors,
-      ...(run.progress && { progress: run.progress }),
-      ...(run.wait && {
-        wait: { groups: serviceGroups(run.config), timeoutMs: run.wait.timeoutMs },
-      }),
-    },
-    events,
-    reader.errors,
-  );
-  run.ledger.record(events.map(({ event }) => event));
+  const fromHook = sessions.filter((session) => run.recordedByHook?.(session.sessionId));
+  const perSession = sessions
+    .filter((session) => !fromHook.includes(session))
+    .map((session) => mapTranscriptSession(session, transcriptProject(session, run.identity)));
+  const summary = await publishImported(run, perSession, reader.errors);
   return {
     ...summary,
     ...reader.counts(),
     files: files.length,
     sessions: sessions.length,
-    alreadyImported,
-    hookSessions,
-  };
-}
-
-function readTranscripts(files: readonly string[], progress?: ImportProgress) {
-  const reader = new ClaudeTranscriptReader();
-  const bar = progress?.('reading');
-  bar?.total(files.length);
-  for (const file of files) {
-    reader.read(readFileSync(file, 'utf8'), file);
-    bar?.advance();
-  }
-  bar?.stop();
-  return reader;
-}
-
-/**
- * The sessions' events less what was published before (the ledger; sessions the hook recorded),
- * in an order that publishes in few batches.
- */
-function eventsToPublish(sessions: readonly TranscriptSession[], run: ImportRun) {
-  const fromHook = sessions.filter((session) => run.recordedByHook?.(session.sessionId));
-  const perSession = sessions
-    .filter((session) => !fromHook.includes(session))
-    .map((session) => mapTranscriptSession(session, transcriptProject(session, run.identity)));
-  const known = run.ledger.known(perSession.flat().map((event) => event.eventId));
-  const fresh = perSession.map((events) => events.filter((event) => !known.has(event.eventId)));
-  const topicOf = (event: Typed) => topicOfRecord(event.type).topic as TopicName;
-  const events: ReplayEvent[] = batchAcrossSessions(fresh, topicOf).map((event, i) => ({
-    line: i + 1,
-    topic: topicOf(event),
-    key: eventKey(event),
-    event,
-  }));
-  return { events, alreadyImported: known.size, hookSessions: fromHook.length };
-}
-
-/**
- * Whose events a session's are: the hook's resolution of its `cwd` (git root, its name, the
- * tenant) with the branch the transcript recorded — HEAD today says nothing about that day.
- */
-export function transcriptProject(session: TranscriptSession, identity: HookIdentity): HookProject {
-  const recorded = { gitBranch: session.gitBranch, gitHeadSha: null };
-  if (session.cwd !== null) return { ...resolveHookProject(session.cwd, identity), ...recorded };
-  // No cwd on any line: no root to make paths relative to (absolute paths are left out).
-  return {
-    tenantId: identity.tenant?.trim() || DEFAULT_HOOK_TENANT,
-    projectId: identity.project?.trim() || 'unknown',
-    projectRoot: null,
-    agentId: identity.agent?.trim() || CLAUDE_CODE_AGENT_KIND,
-    userId: identity.user?.trim() || null,
-    ...recorded,
+    hookSessions: fromHook.length,
   };
 }
 
 interface ImportCliOptions extends HookIdentity {
-  claudeTranscripts: string;
+  claudeTranscripts?: string;
+  codexSessions?: string;
+  follow?: boolean;
+  idleEnd?: number;
   dataDir: string;
   distributed?: boolean;
   wait?: boolean;
@@ -195,11 +105,24 @@ export function registerImportCommand(program: Command): void {
     .command('import')
     .description(
       'backfill Engram from recorded sessions: Claude Code JSONL transcripts → the events its ' +
-        'hooks would have published',
+        'hooks would have published; Codex CLI rollouts → the same events (--follow: as they grow)',
     )
-    .requiredOption(
+    .option(
       '--claude-transcripts <path>',
       'a transcript file or a directory of them (e.g. ~/.claude/projects)',
+    )
+    .option(
+      '--codex-sessions <path>',
+      'a Codex CLI rollout file or a directory of them (e.g. ~/.codex/sessions)',
+    )
+    .option(
+      '--follow',
+      'with --codex-sessions: keep publishing what the rollouts gain (Ctrl-C stops)',
+    )
+    .option(
+      '--idle-end <seconds>',
+      'with --follow: a session ends once its rollout has not changed this long (default 900)',
+      parseFloat,
     )
     .option('--project <id>', "the projectId (default: the git root's directory name of each cwd)")
     .option('--tenant <id>', 'the tenantId (default "default", as `engram hook`)')
@@ -210,10 +133,9 @@ export function registerImportCommand(program: Command): void {
     .option('--timeout <seconds>', 'give up waiting after this long (default 300)', parseFloat)
     .option('--json', 'print the summary as one JSON object')
     .action(async (options: ImportCliOptions) => {
-      try {
-        statSync(options.claudeTranscripts);
-      } catch {
-        console.error(`${options.claudeTranscripts} does not exist (--claude-transcripts)`);
+      const problem = importOptionsProblem(options);
+      if (problem !== null) {
+        console.error(problem);
         process.exitCode = 2;
         return;
       }
@@ -223,21 +145,41 @@ export function registerImportCommand(program: Command): void {
         : await embeddedTarget(config, options.dataDir);
       const ledger = ImportLedger.open(options.dataDir);
       const hookSessions = new HookSessionStore(join(options.dataDir, 'spool'));
+      const publishing = { ledger, config, target, identity: options, errors: process.stderr };
+      const wait = options.wait && { wait: { timeoutMs: (options.timeout ?? 300) * 1000 } };
       try {
-        const summary = await runImport({
-          ledger,
-          recordedByHook: (sessionId) => existsSync(hookSessions.pathOf(sessionId)),
-          config,
-          path: options.claudeTranscripts,
-          target,
-          identity: options,
-          errors: process.stderr,
-          progress: importProgress,
-          ...(options.wait && {
-            wait: { timeoutMs: (options.timeout ?? 300) * 1000 },
-          }),
-        });
-        console.log(options.json ? JSON.stringify(summary) : formatImport(summary));
+        let summary: ReplaySummary;
+        if (options.codexSessions !== undefined && options.follow) {
+          process.exitCode = await followCodexCommand(
+            {
+              ...publishing,
+              path: options.codexSessions,
+              statePath: join(options.dataDir, CODEX_FOLLOW_STATE_FILE),
+              idleEndMs: (options.idleEnd ?? 900) * 1000,
+            },
+            options.json === true,
+          );
+          return;
+        } else if (options.codexSessions !== undefined) {
+          const codex = await runCodexImport({
+            ...publishing,
+            path: options.codexSessions,
+            progress: importProgress,
+            ...wait,
+          });
+          console.log(options.json ? JSON.stringify(codex) : formatCodexImport(codex));
+          summary = codex;
+        } else {
+          const claude = await runImport({
+            ...publishing,
+            recordedByHook: (sessionId) => existsSync(hookSessions.pathOf(sessionId)),
+            path: options.claudeTranscripts ?? '',
+            progress: importProgress,
+            ...wait,
+          });
+          console.log(options.json ? JSON.stringify(claude) : formatImport(claude));
+          summary = claude;
+        }
         if (summary.caughtUp === false) {
           console.error(
             'timed out waiting for the services to process the events: is `engram start` running?',
@@ -251,4 +193,18 @@ export function registerImportCommand(program: Command): void {
         await target.close();
       }
     });
+}
+
+/** Why the options cannot run (exit code 2), or null. */
+function importOptionsProblem(options: ImportCliOptions): string | null {
+  const given = [
+    ['--claude-transcripts', options.claudeTranscripts],
+    ['--codex-sessions', options.codexSessions],
+  ].filter((option): option is [string, string] => option[1] !== undefined);
+  if (given.length !== 1) return 'give one of --claude-transcripts and --codex-sessions';
+  const [[flag, path]] = given;
+  if (options.follow && flag !== '--codex-sessions') return '--follow goes with --codex-sessions';
+  if (options.follow && options.wait) return '--follow does not go with --wait';
+  if (!existsSync(path)) return `${path} does not exist (${flag})`;
+  return null;
 }

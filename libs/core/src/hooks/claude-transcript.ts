@@ -1,12 +1,26 @@
 import type { Typed } from '@engram/contracts';
-import { InvalidEventError } from '../errors/engram-error';
 import {
   hookResponseFailure,
   mapClaudeCodeHook,
   newHookSessionState,
-  type ClaudeCodeHookPayload,
   type HookProject,
 } from './claude-code-hooks';
+import {
+  closedSteps,
+  isRecord,
+  LineProblem,
+  lineTimestamp as timestampOf,
+  nonEmpty,
+  parseLineObject as parseObject,
+  readLogLines,
+  sessionOrder,
+  transcriptPayload as stepPayload,
+  toolResultStep,
+  TranscriptLineError,
+  type TranscriptStep,
+} from './transcript-lines';
+
+export { TranscriptLineError, type TranscriptStep } from './transcript-lines';
 
 /**
  * Claude Code transcripts → the hook payloads the session would have sent → Engram events
@@ -31,27 +45,6 @@ import {
  * and the same deterministic ids (session, hook event, counter), so importing a file twice
  * yields the same event ids again.
  */
-
-/** A transcript line that cannot be read; skipped (and dead-lettered by the command). */
-export class TranscriptLineError extends InvalidEventError {
-  readonly field = null;
-  readonly recordType = null;
-  constructor(
-    readonly file: string,
-    readonly line: number,
-    readonly detail: string,
-    /** The raw line, for the dead-letter topic. */
-    readonly raw: string,
-  ) {
-    super(`${file}:${line}: ${detail}`, { file, line });
-  }
-}
-
-/** One hook payload a transcript implies, with its event time (epoch ms). */
-export interface TranscriptStep {
-  payload: ClaudeCodeHookPayload;
-  at: number;
-}
 
 /** One session read from transcripts: its hook payloads in order, SessionStart/End included. */
 export interface TranscriptSession {
@@ -106,33 +99,16 @@ export class ClaudeTranscriptReader {
 
   /** Reads one file's content; `file` names it in errors and is the fallback session id. */
   read(content: string, file: string): void {
-    content.split(/\r?\n/).forEach((text, i) => {
-      if (text.trim() === '') return;
-      this.lines += 1;
-      try {
-        this.readLine(text, file);
-      } catch (error) {
-        if (!(error instanceof LineProblem)) throw error;
-        this.errors.push(new TranscriptLineError(file, i + 1, error.message, text));
-      }
-    });
+    this.lines += readLogLines(content, file, 1, this.errors, (text) => this.readLine(text, file));
   }
 
   /** The sessions read, ordered by their first line's time, each closed by a SessionEnd. */
   sessions(): TranscriptSession[] {
-    const drafts = [...this.drafts.values()].sort(
-      (a, b) => a.first - b.first || a.sessionId.localeCompare(b.sessionId),
-    );
-    return drafts.map((draft) => ({
+    return sessionOrder(this.drafts.values()).map((draft) => ({
       sessionId: draft.sessionId,
       cwd: draft.cwd,
       gitBranch: draft.gitBranch,
-      steps: [
-        { payload: stepPayload(draft, 'SessionStart', { source: 'startup' }), at: draft.first },
-        ...draft.steps,
-        // Claude Code's own reason for an end it did not see ("other"): the transcript stops.
-        { payload: stepPayload(draft, 'SessionEnd', { reason: 'other' }), at: draft.last },
-      ],
+      steps: closedSteps(draft),
     }));
   }
 
@@ -241,15 +217,7 @@ export class ClaudeTranscriptReader {
       result.is_error === true
         ? resultText(result.content) || 'tool call failed'
         : hookResponseFailure(raw);
-    const fields: Partial<ClaudeCodeHookPayload> = {
-      tool_name: call.name,
-      tool_input: call.input,
-      tool_use_id: id,
-      duration_ms: Math.max(0, at - call.at),
-      ...(failure === null ? { tool_response: {} } : { error: failure }),
-    };
-    const event = failure === null ? 'PostToolUse' : 'PostToolUseFailure';
-    draft.steps.push({ payload: stepPayload(draft, event, fields), at });
+    draft.steps.push(toolResultStep(draft, id, call, failure, at));
   }
 }
 
@@ -302,42 +270,6 @@ export function batchAcrossSessions<T>(
   }
 }
 
-/** A reason a line is skipped (becomes a TranscriptLineError with its file and line). */
-class LineProblem extends Error {}
-
-function stepPayload(
-  draft: SessionDraft,
-  hookEventName: string,
-  fields: Partial<ClaudeCodeHookPayload>,
-): ClaudeCodeHookPayload {
-  return {
-    session_id: draft.sessionId,
-    hook_event_name: hookEventName,
-    transcript_path: draft.file,
-    ...(draft.cwd !== null && { cwd: draft.cwd }),
-    ...fields,
-  };
-}
-
-function parseObject(text: string): Record<string, unknown> {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (error) {
-    throw new LineProblem(`not valid JSON (${(error as Error).message})`);
-  }
-  if (!isRecord(parsed)) throw new LineProblem('expected a JSON object');
-  return parsed;
-}
-
-function timestampOf(value: unknown): number {
-  const at = typeof value === 'string' ? Date.parse(value) : Number.NaN;
-  if (!Number.isFinite(at)) {
-    throw new LineProblem(`"timestamp" is missing or not an ISO 8601 time (${String(value)})`);
-  }
-  return at;
-}
-
 function messageOf(line: Record<string, unknown>): unknown {
   const message = line.message;
   if (
@@ -365,15 +297,7 @@ function resultText(content: unknown): string {
   return text.slice(0, MAX_ERROR_TEXT).trim();
 }
 
-function nonEmpty(value: unknown): string | null {
-  return typeof value === 'string' && value.trim() !== '' ? value : null;
-}
-
 function fileStem(file: string): string {
   const name = file.split(/[\\/]/).pop() ?? file;
   return name.replace(/\.jsonl$/, '') || file;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
