@@ -137,7 +137,12 @@ describe('distiller on the embedded log', () => {
     const triggers = new Set(
       written.flatMap((m) => m.tags.filter((t) => t.startsWith('trigger:'))),
     );
-    expect(triggers).toEqual(new Set(['trigger:EpisodeClosed', 'trigger:SessionEnded']));
+    // (The session end's versions are written only for facts no episode close wrote, or
+    // before those closes: memory-versions.ts; which depends on timing.)
+    expect(triggers).toContain('trigger:EpisodeClosed');
+    expect([...triggers].sort()).toEqual(
+      [...triggers].filter((t) => /^trigger:(EpisodeClosed|SessionEnded)$/.test(t)).sort(),
+    );
 
     // Every episode the segmenter closed carries its narrative as summary.
     const closed = episodes();

@@ -155,9 +155,8 @@ describe('DistillerStage', () => {
     const { counters } = harness.stage;
     // Three episode closes and the end (seven user messages).
     expect(counters.distilled).toBe(4);
-    expect(triggersOf(harness.memories)).toEqual(
-      new Set(['trigger:EpisodeClosed', 'trigger:SessionEnded']),
-    );
+    // Each fact once, in its canonical version: an episode's close over the session's end.
+    expect(triggersOf(harness.memories)).toEqual(new Set(['trigger:EpisodeClosed']));
     for (const memory of harness.memories) {
       expect(memory.source).toBe('distilled');
       expect(memory.provenanceSessionIds).toEqual(['s-debug']);
@@ -242,11 +241,33 @@ describe('DistillerStage', () => {
   it('should distil a compaction and the later end of one session separately', async () => {
     const harness = new Harness();
     await harness.publish(compactedSession('s-compact', T0, SCOPE));
-    expect(triggersOf(harness.memories)).toEqual(
-      new Set(['trigger:CompactionPending', 'trigger:SessionEnded', 'trigger:EpisodeClosed']),
-    );
+    expect(harness.stage.counters.distilled).toBe(3);
+    // The end's facts are the last episode's too: each written once, in its canonical version.
+    expect(triggersOf(harness.memories)).toContain('trigger:CompactionPending');
     const work = harness.memories.filter((m) => m.memoryType === 'work_state');
     expect(work.length).toBeGreaterThan(0);
+  });
+
+  it('should end with the same memories whether the episode close or the session end comes first', async () => {
+    const finalVersions = async (lifecycleFirst: boolean) => {
+      const harness = new Harness();
+      const session = debuggingSession('s-order', T0, SCOPE);
+      await harness.deliver('prompts', harness.append('prompts', session.prompts));
+      await harness.deliver('toolCalls', harness.append('toolCalls', session.toolCalls));
+      const boundaries = () =>
+        harness.deliver('boundaries', harness.append('boundaries', session.boundaries));
+      const lifecycle = () =>
+        harness.deliver('lifecycle', harness.append('lifecycle', session.lifecycle));
+      for (const deliver of lifecycleFirst ? [lifecycle, boundaries] : [boundaries, lifecycle]) {
+        await deliver();
+      }
+      await harness.sweep();
+      // The compacted memory topic keeps each id's last write.
+      return new Map(harness.memories.map((m) => [m.memoryId, m]));
+    };
+    const boundariesFirst = await finalVersions(false);
+    expect(boundariesFirst.size).toBeGreaterThan(0);
+    expect(await finalVersions(true)).toEqual(boundariesFirst);
   });
 
   it('should retry a window through an LLM outage and skip nothing', async () => {

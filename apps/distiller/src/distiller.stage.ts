@@ -7,11 +7,13 @@ import type {
   Typed,
 } from '@engram/contracts';
 import {
+  canonicalVersions,
   distillationToMemories,
   distillationWindow,
   episodeSummary,
   promptContentProblem,
   uuidV5,
+  windowOrderKey,
   type Distillation,
   type DistillationTrigger,
   type DistillationWindow,
@@ -551,7 +553,11 @@ export class DistillerStage {
       reflectorWork.push(distillationWork(distillation));
       const produced = distillationToMemories(distillation, this.options.memory);
       work.distilled.get(window.dedupeKey)!.memories = produced.length;
-      memories.push(...produced.map((memory: Memory) => ({ type: 'Memory' as const, ...memory })));
+      const session = work.sessions.get(window.sessionId)?.session;
+      const written = session
+        ? canonicalVersions((session.memoryVersions ??= {}), windowOrderKey(window), produced)
+        : produced;
+      memories.push(...written.map((memory: Memory) => ({ type: 'Memory' as const, ...memory })));
       const narrative = narrativeOf(distillation);
       if (narrative) narratives.push(narrative);
     }

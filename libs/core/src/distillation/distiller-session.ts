@@ -36,6 +36,11 @@ export interface DistillerSession {
   endSeenAt: number | null;
   /** The segmenter closed the session's last episode (`session_end`): no boundary will follow. */
   finalCloseSeen: boolean;
+  /**
+   * Memory id → order key of the window whose version was written (memory-versions.ts), so a
+   * version from a canonically earlier window is not written over it. Absent in old records.
+   */
+  memoryVersions?: Record<string, string>;
 }
 
 export interface DistillerEpisodeRange {

@@ -168,6 +168,7 @@ export {
 export { fromProposalRecord, toProposalRecord } from './proposals/proposal-record';
 export { curatedMemories, memorySection, renderMemoryMd, type MemoryMdOptions } from './memory-md';
 export * from './distiller-session';
+export { canonicalVersions, windowOrderKey } from './memory-versions';
 export {
   DEFAULT_REFLECTOR_RETENTION,
   addDistillation,
