@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LEXICAL_ONLY_EMBEDDER } from '@engram/app-retrieval';
 import { fileGotcha } from '@engram/app-retrieval/testing';
 import { startEmbeddedServices, type EmbeddedServices } from './embedded-services';
+import { pollUntil as until } from './testing/poll-until';
 
 const SCOPE = { tenantId: 'acme', projectId: 'api' };
 const SESSION_FILE = 'src/auth/session.ts';
@@ -53,16 +54,6 @@ const commit: Typed<'CommitMade'> = {
   message: 'refactor: sessions module, drop the legacy cookie parser',
   branch: 'main',
 };
-
-async function until<T>(probe: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const value = await probe();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out; last: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 describe('staleness from commits, embedded', () => {
   let dir: string;

@@ -11,6 +11,7 @@ import {
   planTurns,
   type Plan,
 } from './index-plan';
+import { withSupersession, type SupersessionCandidates } from './supersession-index';
 
 export interface IndexerCounters {
   /** Documents written (a re-run after a retry counts again). */
@@ -47,11 +48,14 @@ export class RetrievalIndexer {
   constructor(
     private readonly embedder: Embedder,
     private readonly writer: RecallStoreWriter,
+    /** The store's memories like one being indexed: supersession (absent: none). */
+    private readonly supersession: SupersessionCandidates | null = null,
   ) {}
 
   /** Memories, and tombstones of memories (memory.memories.v1 is compacted). */
   readonly handleMemories = async (items: DeliveredOrTombstone<Memory>[]): Promise<void> => {
-    await this.apply(planMemories(items, 'memories'));
+    const resolved = this.supersession ? await withSupersession(items, this.supersession) : items;
+    await this.apply(planMemories(resolved, 'memories'));
     await this.removeAccessCounters(items);
   };
 

@@ -35,6 +35,7 @@ import {
 import type { PublishRecords } from './remember.service';
 import type { RecallStore } from './recall-store';
 import { RetrievalIndexer } from './retrieval-indexer';
+import { supersessionCandidatesIn } from './supersession-index';
 import { DEFAULT_INDEXER_GROUP_ID, retrievalCodecs } from './retrieval.runtime';
 import { DEFAULT_RETRIEVAL_TOPICS, type RetrievalTopics } from './retrieval-topics';
 
@@ -397,7 +398,8 @@ export function startEmbeddedRetrieval(options: EmbeddedRetrievalOptions): Embed
   log.ensureTopic(topics.prompts, partitions, { withDeadLetter: true });
   const store = SqliteRetrievalStore.open({ dataDir: options.dataDir });
   const embedder = new CachingEmbedder(options.embedder);
-  const indexer = new RetrievalIndexer(embedder, sqliteStoreWriter(store));
+  const supersession = supersessionCandidatesIn(sqliteRecallStore(store));
+  const indexer = new RetrievalIndexer(embedder, sqliteStoreWriter(store), supersession);
   const codecs = retrievalCodecs(topics);
   const consumer = new EmbeddedSinkConsumer(log, {
     groupId,

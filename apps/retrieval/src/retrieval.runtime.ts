@@ -26,7 +26,9 @@ import type { Client } from '@elastic/elasticsearch';
 import { Logger } from '@nestjs/common';
 import type { Kafka } from 'kafkajs';
 import { CachingEmbedder } from './caching-embedder';
+import { elasticsearchRecallStore } from './recall-store';
 import { RetrievalIndexer } from './retrieval-indexer';
+import { supersessionCandidatesIn } from './supersession-index';
 import { DEFAULT_RETRIEVAL_TOPICS, type RetrievalTopics } from './retrieval-topics';
 
 export interface RetrievalIndexerOptions {
@@ -126,7 +128,11 @@ export async function startRetrievalIndexer(
 
     const embedder = new CachingEmbedder(options.embedder, { batchSize: options.embedBatchSize });
     const writer = BulkWriter.forClient(client, options.bulk ?? DEFAULT_BULK_LIMITS);
-    const indexer = new RetrievalIndexer(embedder, elasticsearchStoreWriter(writer, indices));
+    const indexer = new RetrievalIndexer(
+      embedder,
+      elasticsearchStoreWriter(writer, indices),
+      supersessionCandidatesIn(elasticsearchRecallStore(client, indices)),
+    );
     deadLetters = new DeadLetterWriter(kafka, 'retrieval');
     await deadLetters.connect();
     const consumer = subscribeIndexer(

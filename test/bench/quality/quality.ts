@@ -11,6 +11,7 @@ import { runDistillQuality } from './distill';
 import { runFilePredictionQuality } from './files';
 import { runRecallQuality } from './recall';
 import { runSegmentationQuality } from './segmentation';
+import { runTruthQuality } from './truth';
 import { qualityTable } from './table';
 import type { QualityOptions, QualityRunner, QualitySection } from './types';
 
@@ -19,6 +20,7 @@ export const QUALITY_SECTIONS: Readonly<Record<string, QualityRunner>> = {
   recall: runRecallQuality,
   files: runFilePredictionQuality,
   distill: runDistillQuality,
+  truth: runTruthQuality,
 };
 
 export function defaultDatasetsDir(repoRoot = process.cwd()): string {

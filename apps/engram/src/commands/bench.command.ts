@@ -11,6 +11,7 @@ import {
   formatRecallBench,
 } from './bench-recall';
 import { benchSegmentEndToEnd } from './bench-segment-e2e';
+import { benchTruth, formatTruthBench } from './bench-truth';
 import { readFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 
@@ -189,7 +190,7 @@ export function registerBenchCommand(program: Command): void {
   program
     .command('bench')
     .description('benchmarks; with --json the last line is one JSON object of the figures')
-    .argument('<target>', 'segment | observe | distill | recall')
+    .argument('<target>', 'segment | observe | distill | recall | truth')
     .option('--prompts <n>', 'prompts to segment (core) or publish (distributed)', (v) =>
       Number.parseInt(v, 10),
     )
@@ -221,6 +222,12 @@ export function registerBenchCommand(program: Command): void {
       `recall --distributed: warm-up recalls before each measured run (default ${DISTRIBUTED_WARMUP_QUERIES})`,
       (v) => Number.parseInt(v, 10),
     )
+    .option('--projects <n>', 'truth: generated projects (default 20)', (v) =>
+      Number.parseInt(v, 10),
+    )
+    .option('--seed <n>', 'truth: seed of the generated projects (default 1)', (v) =>
+      Number.parseInt(v, 10),
+    )
     .option('--json', 'print the figures as one JSON line')
     .action(
       async (
@@ -235,8 +242,19 @@ export function registerBenchCommand(program: Command): void {
           sizes?: number[];
           queries?: number;
           warmup?: number;
+          projects?: number;
+          seed?: number;
         },
       ) => {
+        if (target === 'truth') {
+          const result = await benchTruth({
+            projects: options.projects ?? 20,
+            seed: options.seed ?? 1,
+            log: (line) => console.error(line),
+          });
+          console.log(options.json ? JSON.stringify(result) : formatTruthBench(result));
+          return;
+        }
         if (target === 'recall') {
           await runRecallBench(options);
           return;
@@ -258,7 +276,7 @@ export function registerBenchCommand(program: Command): void {
         }
         if (target !== 'segment') {
           console.error(
-            `engram bench ${target}: not available yet (available: segment, observe, distill, recall)`,
+            `engram bench ${target}: not available yet (available: segment, observe, distill, recall, truth)`,
           );
           process.exitCode = 2;
           return;

@@ -1,2 +1,3 @@
 export { NO_MEMORY_DETAILS, type MemoryDetails } from './memory-defaults';
 export * from './staleness';
+export * from './supersession';

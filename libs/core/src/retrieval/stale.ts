@@ -1,4 +1,5 @@
 import type { Memory } from '@engram/contracts';
+import { isSuperseded, SUPERSEDED_PREFIX } from '../memory/superseded';
 import type { StaleConfig } from './ranking-config';
 
 /**
@@ -20,10 +21,11 @@ export interface PresentedMemory {
 
 /**
  * Stale memories stay findable by an explicit search (the agent asked), but with a confidence
- * penalty and the `[STALE — file no longer exists]` prefix, so nobody acts on them unawares.
+ * penalty and the `[STALE — file no longer exists]` prefix, so nobody acts on them unawares; a
+ * superseded one (stale because a newer memory replaced it) with the `[SUPERSEDED …]` prefix.
  */
 export function presentMemory(
-  memory: Pick<Memory, 'staleAt' | 'content' | 'confidence'>,
+  memory: Pick<Memory, 'staleAt' | 'content' | 'confidence'> & Partial<Pick<Memory, 'tags'>>,
   stale: StaleConfig,
 ): PresentedMemory {
   if (!isStale(memory)) {
@@ -31,7 +33,7 @@ export function presentMemory(
   }
   return {
     stale: true,
-    content: `${stale.prefix} ${memory.content}`,
+    content: `${isSuperseded(memory) ? SUPERSEDED_PREFIX : stale.prefix} ${memory.content}`,
     confidence: memory.confidence * stale.penalty,
   };
 }

@@ -1,0 +1,265 @@
+import type { Memory, MemoryType } from '@engram/contracts';
+import { idOf } from '../ids/deterministic-id';
+import { anySameFile } from '../retrieval/file-paths';
+import { contentStems } from '../retrieval/recall-merge';
+import { isSuperseded, SUPERSEDED_BY_TAG, supersededBy } from './superseded';
+
+/**
+ * Supersession (SPEC §6 lifecycle, issue #20): a newer memory about the same subject that
+ * contradicts an older one supersedes it. The newer one gets a `supersedes` relation to the
+ * older; the older one is demoted, never deleted: its next version is stale from the newer one's
+ * creation (so it is never injected and an explicit search shows it penalised) and carries a
+ * `superseded-by:` tag naming the newer one (so it is shown as superseded, not as a lost file).
+ * Pure: the writer looks the candidates up and writes what this returns.
+ *
+ * Same subject: same tenant, project and type; related files that overlap (or one side has
+ * none); most of the smaller memory's content words shared. Contradiction: the newer one says so
+ * ("no longer", "instead", "replaced", "switched from", "from now on", …), or negates a rule the
+ * older one states with almost the same words. A compatible addition (same subject, no
+ * contradiction) supersedes nothing. Cycle-safe: only a strictly newer memory supersedes, and a
+ * superseded memory supersedes nothing; idempotent: an older memory already superseded is left.
+ */
+
+export { isSuperseded, SUPERSEDED_BY_TAG, SUPERSEDED_PREFIX, supersededBy } from './superseded';
+
+export interface SupersessionRule {
+  /** Shared content words over the smaller memory's content words, at least. */
+  minOverlap: number;
+  /** Shared content words, at least. */
+  minSharedWords: number;
+  /** For a negation without a contradiction cue: the stricter overlap required. */
+  minNegationOverlap: number;
+  /**
+   * A choice restated with another value and no cue ("X uses undici for HTTP requests" after
+   * "X uses axios for …"): decisions, preferences and requirements only, this overlap at least,
+   * each side with words the other lacks, the newer one at most `maxRestatementNewWords` of them.
+   */
+  minRestatementOverlap: number;
+  maxRestatementNewWords: number;
+  /** The confidence of the `supersedes` relation written (seed 002 §13's coefficient). */
+  relationConfidence: number;
+}
+
+export const SUPERSESSION_RULE: SupersessionRule = Object.freeze({
+  minOverlap: 0.4,
+  minSharedWords: 3,
+  minNegationOverlap: 0.6,
+  minRestatementOverlap: 0.75,
+  maxRestatementNewWords: 2,
+  relationConfidence: 0.8,
+});
+
+/** Statements that a later statement can contradict (not the aggregates and natural keys). */
+export const SUPERSEDABLE_TYPES: ReadonlySet<MemoryType> = new Set<MemoryType>([
+  'gotcha',
+  'decision',
+  'preference',
+  'pattern',
+  'requirement',
+  'error_pattern',
+  'module_insight',
+  'dead_end',
+  'e2e_observation',
+]);
+
+/** The types whose statements are choices: a restated choice with another value replaces it. */
+const CHOICE_TYPES: ReadonlySet<MemoryType> = new Set<MemoryType>([
+  'decision',
+  'preference',
+  'requirement',
+]);
+
+const CONTRADICTION_CUES: readonly RegExp[] = [
+  /\bno longer\b/,
+  /\binstead\b/,
+  /\breplac(?:e|ed|es|ing)\b/,
+  /\bswitch(?:ed|es|ing)? (?:from|to|over)\b/,
+  /\bmigrat(?:e|ed|es|ing)\b[^.;]*\bfrom\b/,
+  /\bmoved? (?:from|away)\b/,
+  /\bdeprecat(?:e|ed|es)\b/,
+  /\brevers(?:e|ed|es)\b/,
+  /\bfrom now on\b/,
+  /\bnot any ?more\b/,
+  /\bobsolete\b/,
+  /\bsupersed(?:e|ed|es)\b/,
+  /\bstopped\b/,
+];
+const NEGATION = /\b(?:not|never|no|cannot|without)\b|n't\b/;
+/** Cue words do not count towards the shared subject. */
+const CUE_WORDS = contentStems(
+  'no longer instead replace replaced switched migrated moved deprecated reversed from now on ' +
+    'anymore obsolete superseded stopped',
+);
+
+export type SupersessionVerdict =
+  | { supersedes: true; cue: string; overlap: number }
+  | {
+      supersedes: false;
+      reason:
+        'scope' | 'type' | 'not newer' | 'superseded' | 'files' | 'subject' | 'no contradiction';
+    };
+
+/** Whether `newer` supersedes `older` under the rule, and why (or why not). */
+export function supersessionVerdict(
+  newer: Memory,
+  older: Memory,
+  rule: SupersessionRule,
+): SupersessionVerdict {
+  if (
+    newer.memoryId === older.memoryId ||
+    newer.tenantId !== older.tenantId ||
+    newer.projectId !== older.projectId
+  ) {
+    return { supersedes: false, reason: 'scope' };
+  }
+  if (newer.memoryType !== older.memoryType || !SUPERSEDABLE_TYPES.has(newer.memoryType)) {
+    return { supersedes: false, reason: 'type' };
+  }
+  if (!(newer.createdAt > older.createdAt)) return { supersedes: false, reason: 'not newer' };
+  if (isSuperseded(newer) || isSuperseded(older)) {
+    return { supersedes: false, reason: 'superseded' };
+  }
+  const newerFiles = newer.relatedFiles ?? [];
+  const olderFiles = older.relatedFiles ?? [];
+  if (newerFiles.length > 0 && olderFiles.length > 0 && !anySameFile(newerFiles, olderFiles)) {
+    return { supersedes: false, reason: 'files' };
+  }
+  const subject = compareSubjects(newer.content, older.content, rule.minSharedWords);
+  const { overlap } = subject;
+  if (overlap < rule.minOverlap) return { supersedes: false, reason: 'subject' };
+  const text = newer.content.toLowerCase();
+  const cue = CONTRADICTION_CUES.find((pattern) => pattern.test(text));
+  if (cue) return { supersedes: true, cue: cue.source, overlap };
+  if (
+    overlap >= rule.minNegationOverlap &&
+    NEGATION.test(text) &&
+    !NEGATION.test(older.content.toLowerCase())
+  ) {
+    return { supersedes: true, cue: 'negation', overlap };
+  }
+  if (
+    CHOICE_TYPES.has(newer.memoryType) &&
+    overlap >= rule.minRestatementOverlap &&
+    subject.olderOnly > 0 &&
+    subject.newerOnly > 0 &&
+    subject.newerOnly <= rule.maxRestatementNewWords
+  ) {
+    return { supersedes: true, cue: 'restatement', overlap };
+  }
+  return { supersedes: false, reason: 'no contradiction' };
+}
+
+/**
+ * The older memory's next version, demoted by `newer`: stale from the newer one's creation (an
+ * earlier staleAt is kept), tagged `superseded-by:<newer id>`, the newer one's event in its
+ * provenance. Null when it is already superseded (by this memory or another).
+ */
+export function supersededVersion(older: Memory, newer: Memory): Memory | null {
+  if (isSuperseded(older)) return null;
+  return {
+    ...older,
+    eventId: idOf('superseded', older.memoryId, older.eventId, newer.memoryId),
+    staleAt: older.staleAt ?? newer.createdAt,
+    tags: [...(older.tags ?? []), SUPERSEDED_BY_TAG + newer.memoryId],
+    sourceEventIds: [...new Set([...(older.sourceEventIds ?? []), newer.eventId])],
+  };
+}
+
+/** The newer memory with its `supersedes` relation to `olderId` (the same object if it has it). */
+export function withSupersedesRelation(
+  newer: Memory,
+  olderId: string,
+  rule: SupersessionRule,
+): Memory {
+  const relations = newer.relations ?? [];
+  if (relations.some((r) => r.relationType === 'supersedes' && r.targetMemoryId === olderId)) {
+    return newer;
+  }
+  return {
+    ...newer,
+    relations: [
+      ...relations,
+      {
+        targetMemoryId: olderId,
+        targetFilePath: null,
+        relationType: 'supersedes',
+        confidence: rule.relationConfidence,
+        autoExtracted: true,
+      },
+    ],
+  };
+}
+
+export interface SupersessionOutcome {
+  /** The memory as it is to be written: with its `supersedes` relations, or demoted itself. */
+  memory: Memory;
+  /**
+   * Next versions of candidates: the older ones it supersedes, demoted; the newer one that
+   * supersedes it, with the `supersedes` relation. Candidates already so are left out.
+   */
+  updated: Memory[];
+}
+
+/**
+ * A memory being written against the project's other memories (`candidates`, their latest
+ * versions): the older ones it supersedes are demoted, and it is demoted itself when a newer
+ * candidate supersedes it, so the order memories arrive in does not matter. A supersession
+ * already recorded (a `superseded-by:` tag naming the other one) is kept, and its relation
+ * written again where the version being written lacks it.
+ */
+export function resolveSupersession(
+  memory: Memory,
+  candidates: readonly Memory[],
+  rule: SupersessionRule,
+): SupersessionOutcome {
+  let current = memory;
+  const updated: Memory[] = [];
+  const byAge = [...candidates].sort(
+    (a, b) => a.createdAt - b.createdAt || a.memoryId.localeCompare(b.memoryId),
+  );
+  for (const candidate of byAge) {
+    if (candidate.memoryId === memory.memoryId) continue;
+    if (
+      supersededBy(current) === candidate.memoryId ||
+      supersessionVerdict(candidate, current, rule).supersedes
+    ) {
+      current = supersededVersion(current, candidate) ?? current;
+      const newer = withSupersedesRelation(candidate, current.memoryId, rule);
+      if (newer !== candidate) updated.push(newer);
+      continue;
+    }
+    if (
+      supersededBy(candidate) === current.memoryId ||
+      supersessionVerdict(current, candidate, rule).supersedes
+    ) {
+      const older = supersededVersion(candidate, current);
+      if (older) updated.push(older);
+      current = withSupersedesRelation(current, candidate.memoryId, rule);
+    }
+  }
+  return { memory: current, updated };
+}
+
+/**
+ * Shared content words over the smaller side's (0 below `minShared` shared words), and how many
+ * words each side has that the other lacks.
+ */
+function compareSubjects(
+  newer: string,
+  older: string,
+  minShared: number,
+): { overlap: number; newerOnly: number; olderOnly: number } {
+  const left = subjectWords(newer);
+  const right = subjectWords(older);
+  let shared = 0;
+  for (const word of left) if (right.has(word)) shared += 1;
+  const smaller = Math.min(left.size, right.size);
+  const overlap = smaller === 0 || shared < minShared ? 0 : shared / smaller;
+  return { overlap, newerOnly: left.size - shared, olderOnly: right.size - shared };
+}
+
+function subjectWords(text: string): Set<string> {
+  const words = contentStems(text);
+  for (const cue of CUE_WORDS) words.delete(cue);
+  return words;
+}
