@@ -75,7 +75,14 @@ describe('engram replay (embedded)', () => {
     // segmenter had dead-lettered a 10 MB turn.
     const dir = mkdtempSync(join(tmpdir(), 'engram-replay-'));
     dirs.push(dir);
-    const config = parseConfig({});
+    // Replay caps a prompt at 65,536 characters (text-caps.ts); a segmenter configured for less
+    // still rejects a prompt between its limit and the cap.
+    const base = parseConfig({});
+    const segmenter = {
+      ...base.segmenter,
+      settings: { ...base.segmenter.settings, maxPromptChars: 10_000 },
+    };
+    const config = { ...base, segmenter };
     const services = await startEmbeddedServices({ config, dataDir: dir, sweepIntervalMs: 100 });
     const stream = recordedStream(1);
     const [first] = stream.prompts;
@@ -85,7 +92,7 @@ describe('engram replay (embedded)', () => {
       file,
       [
         ...stream.prompts.map((e) => JSON.stringify(e)),
-        JSON.stringify({ ...huge, text: 'y'.repeat(200_000) }),
+        JSON.stringify({ ...huge, text: 'y'.repeat(20_000) }),
       ].join('\n'),
     );
     const target = await embeddedTarget(config, dir);
