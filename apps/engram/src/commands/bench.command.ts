@@ -2,6 +2,7 @@ import { segmenterSettings, StreamSegmenter, type SegmenterPrompt } from '@engra
 import { loadConfig } from '@engram/config';
 import type { Command } from 'commander';
 import { benchDistill, formatDistillBench } from './bench-distill';
+import { benchHook, formatHookBench } from './bench-hook';
 import { benchObserve, formatObserveBench } from './bench-observe';
 import {
   benchRecall,
@@ -190,7 +191,7 @@ export function registerBenchCommand(program: Command): void {
   program
     .command('bench')
     .description('benchmarks; with --json the last line is one JSON object of the figures')
-    .argument('<target>', 'segment | observe | distill | recall | truth')
+    .argument('<target>', 'segment | observe | distill | recall | truth | hook')
     .option('--prompts <n>', 'prompts to segment (core) or publish (distributed)', (v) =>
       Number.parseInt(v, 10),
     )
@@ -228,6 +229,9 @@ export function registerBenchCommand(program: Command): void {
     .option('--seed <n>', 'truth: seed of the generated projects (default 1)', (v) =>
       Number.parseInt(v, 10),
     )
+    .option('--runs <n>', 'hook: hook processes per case (default 50)', (v) =>
+      Number.parseInt(v, 10),
+    )
     .option('--json', 'print the figures as one JSON line')
     .action(
       async (
@@ -244,8 +248,17 @@ export function registerBenchCommand(program: Command): void {
           warmup?: number;
           projects?: number;
           seed?: number;
+          runs?: number;
         },
       ) => {
+        if (target === 'hook') {
+          const result = await benchHook({
+            runs: options.runs ?? 50,
+            log: (line) => console.error(line),
+          });
+          console.log(options.json ? JSON.stringify(result) : formatHookBench(result));
+          return;
+        }
         if (target === 'truth') {
           const result = await benchTruth({
             projects: options.projects ?? 20,
@@ -276,7 +289,7 @@ export function registerBenchCommand(program: Command): void {
         }
         if (target !== 'segment') {
           console.error(
-            `engram bench ${target}: not available yet (available: segment, observe, distill, recall, truth)`,
+            `engram bench ${target}: not available yet (available: segment, observe, distill, recall, truth, hook)`,
           );
           process.exitCode = 2;
           return;

@@ -34,9 +34,9 @@ import {
 import { InvalidArgumentError, type Command } from 'commander';
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { fallbackSpoolDirs, HookSessionStore, HookSpool, type PublishEvents } from '../hook-spool';
+import { DEFAULT_HOOK_DATA_DIR } from '../hook-socket-protocol';
 
 // `engram hook` (issue #7, docs/claude-code-hooks.md): one Claude Code hook event on stdin →
 // the Engram events on the log, fail-open within a hard time budget, with a local spool for what
@@ -62,7 +62,7 @@ export const STDIN_WAIT_MS = 5_000;
 export const SESSION_STATE_MAX_AGE_MS = 30 * 24 * 60 * 60 * 1000;
 /** `engram bootstrap`'s default tenant (DEFAULT_BOOTSTRAP_TENANT), so both meet without flags. */
 export const DEFAULT_HOOK_TENANT = 'default';
-const DEFAULT_DATA_DIR = join(homedir(), '.engram');
+const DEFAULT_DATA_DIR = DEFAULT_HOOK_DATA_DIR;
 /**
  * The one `git log` of a hook whose Bash call made a commit (its CommitMade, issue #20). It runs
  * before publishing and does not count against the publishing budget.
@@ -147,6 +147,11 @@ export interface HookRun {
     maxBytes?: number,
   ) => Promise<string>;
   now?: () => number;
+  /**
+   * Called once the events are in the log or the spool (or could not be spooled anywhere),
+   * before any recall; not called when the input could not be mapped (nothing was delivered).
+   */
+  onDelivered?: (outcome: HookOutcome) => void;
 }
 
 export interface HookOutcome {
@@ -256,6 +261,7 @@ export async function runHook(run: HookRun): Promise<HookOutcome> {
   // Events first: they are in the log or the spool before any recall starts, so a slow recall
   // can cost the agent context, never events.
   await deliver(run, events, deadline, outcome);
+  run.onDelivered?.(outcome);
   const contextDeadline = started + Math.max(run.budgetMs, run.contextBudgetMs ?? 0);
   const context =
     memory && run.openMemory
@@ -799,7 +805,7 @@ async function grpcPendingReviews(
  * The project's pending MEMORY.md proposals in the embedded log (memory.proposals.v1, compacted:
  * a few records per project and day), as `engram review` lists them; 0 before any reflection.
  */
-async function embeddedPendingReviews(dataDir: string, scope: HookScope): Promise<number> {
+export async function embeddedPendingReviews(dataDir: string, scope: HookScope): Promise<number> {
   if (!existsSync(join(dataDir, 'events.db'))) return 0;
   const [{ SqliteEventLog, SqliteEventLogAdapter }, distiller] = await Promise.all([
     import('@engram/embedded'),
@@ -822,7 +828,7 @@ async function embeddedPendingReviews(dataDir: string, scope: HookScope): Promis
 }
 
 /** BuildContext and InjectForFile as either source answers them (their `rendered` text). */
-interface ContextAnswers {
+export interface ContextAnswers {
   buildContext(input: HookScope & { query: string }): Promise<{ rendered: string }>;
   injectForFile(
     input: HookScope & { filePath: string; toolName: string },
@@ -832,7 +838,7 @@ interface ContextAnswers {
 }
 
 /** What the hook prints from either source: the same text whichever answers. */
-function hookMemoryOn(answers: ContextAnswers): HookMemory {
+export function hookMemoryOn(answers: ContextAnswers): HookMemory {
   return {
     async buildContext(scope, query) {
       const assembled = await answers.buildContext({ ...scope, query: query ?? '' });
@@ -870,7 +876,7 @@ function truncate(text: string, max: number): string {
 
 // ---- command ----
 
-interface HookCliOptions {
+export interface HookCliOptions {
   dataDir: string;
   distributed?: boolean;
   budgetMs?: number;
@@ -934,7 +940,46 @@ function finish(stdout: string | null, messages: readonly string[], code = 0): v
   } else exit();
 }
 
-export function registerHookCommand(program: Command): void {
+/**
+ * The HookRun of one `engram hook` event with `options`: its spool, fallback spools, session
+ * state and project under the data dir, its budgets counted from `started` (epoch ms). Events go
+ * through `sources.openPublisher`, context comes from `sources.openMemory` (absent with
+ * `--no-context`); `cwd` is where a payload without an absolute cwd runs (default: this
+ * process's). The same for the direct path and the hook socket of `engram start`.
+ */
+export function hookRunFor(
+  options: Omit<HookCliOptions, 'flush'>,
+  input: string,
+  started: number,
+  sources: {
+    openPublisher: HookRun['openPublisher'];
+    openMemory: NonNullable<HookRun['openMemory']>;
+    cwd?: string;
+  },
+): HookRun {
+  const spool = new HookSpool(join(options.dataDir, 'spool'));
+  const fallbackDirs = fallbackSpoolDirs(options.dataDir);
+  const budgetMs = options.budgetMs ?? DEFAULT_HOOK_BUDGET_MS;
+  const cwdOf = (cwd: string | undefined) =>
+    cwd && isAbsolute(cwd) ? cwd : (sources.cwd ?? process.cwd());
+  return {
+    input,
+    budgetMs: Math.max(0, budgetMs - (Date.now() - started)),
+    contextBudgetMs: Math.max(
+      0,
+      (options.contextBudgetMs ?? DEFAULT_CONTEXT_BUDGET_MS) - (Date.now() - started),
+    ),
+    spool,
+    fallbackSpools: fallbackDirs.map((dir) => new HookSpool(dir)),
+    sessions: new HookSessionStore(spool.dir, { fallbackSpoolDirs: fallbackDirs }),
+    project: (cwd) => resolveHookProject(cwdOf(cwd), options),
+    openPublisher: sources.openPublisher,
+    openMemory: options.context ? sources.openMemory : undefined,
+  };
+}
+
+/** `io.stdin`: the hook's input, already read by the caller (hook-entry.ts); default: stdin. */
+export function registerHookCommand(program: Command, io: { stdin?: string } = {}): void {
   program
     .command('hook')
     .description(
@@ -990,25 +1035,15 @@ export function registerHookCommand(program: Command): void {
         // on 2 cores can take longer than the publishing budget to get there: cutting the read
         // at the budget lost whole events ("hook input is not JSON"). Publishing has its budget;
         // reading gets its own, longer bound (within Claude Code's own timeout).
-        const input = await readStdin(started + Math.max(budgetMs, STDIN_WAIT_MS));
-        const outcome = await runHook({
-          input,
-          budgetMs: Math.max(0, budgetMs - (Date.now() - started)),
-          contextBudgetMs: Math.max(
-            0,
-            (options.contextBudgetMs ?? DEFAULT_CONTEXT_BUDGET_MS) - (Date.now() - started),
-          ),
-          spool,
-          fallbackSpools,
-          sessions: new HookSessionStore(spool.dir, { fallbackSpoolDirs: fallbackDirs }),
-          project: (cwd) => resolveHookProject(cwd, options),
-          openPublisher,
-          openMemory: !options.context
-            ? undefined
-            : options.distributed
+        const input = io.stdin ?? (await readStdin(started + Math.max(budgetMs, STDIN_WAIT_MS)));
+        const outcome = await runHook(
+          hookRunFor({ ...options, budgetMs }, input, started, {
+            openPublisher,
+            openMemory: options.distributed
               ? (deadline) => grpcHookMemory(config, deadline)
               : () => embeddedHookMemory(options.dataDir),
-        });
+          }),
+        );
         finish(outcome.stdout, outcome.messages);
       } catch (error) {
         // Fail open: a bad configuration must not break the agent either.

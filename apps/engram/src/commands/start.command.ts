@@ -10,9 +10,15 @@ import {
   hydeClientOf,
   publishTombstonesTo,
   createEmbeddedRecallStack,
+  type RecallStack,
 } from '@engram/app-retrieval';
 import { DistributedEngramModule } from '../distributed.module';
 import { startEmbeddedServices, type EmbeddedServices } from '../embedded-services';
+import {
+  serveDistributedHookSocket,
+  serveEmbeddedHookSocket,
+  type HookSocketServer,
+} from '../hook-socket-server';
 import { embeddedHookPublisher } from './hook.command';
 import { checkServers } from './infra-health';
 import { DEFAULT_DATA_DIR } from './replay.command';
@@ -28,7 +34,11 @@ export function registerStartCommand(program: Command): void {
   program
     .command('start')
     .description('run the Engram services: embedded (default, no servers) or --distributed')
-    .option('--data-dir <dir>', 'embedded mode: where the event log lives', DEFAULT_DATA_DIR)
+    .option(
+      '--data-dir <dir>',
+      'where the event log (embedded mode) and the hook socket (hook.sock) live',
+      DEFAULT_DATA_DIR,
+    )
     .option('--distributed', 'run against the configured Kafka, Schema Registry, ES and Neo4j')
     .option('--check', 'distributed mode: only check the servers and exit')
     .option(
@@ -44,7 +54,7 @@ export function registerStartCommand(program: Command): void {
       }) => {
         const config = loadConfig();
         if (options.distributed || options.check) {
-          await startDistributed(config, options.check ?? false);
+          await startDistributed(config, options.check ?? false, options.dataDir);
         } else {
           await startEmbedded(config, options.dataDir, options.grpc ?? config.recall.grpcUrl);
         }
@@ -74,13 +84,18 @@ async function startEmbedded(config: EngramConfig, dataDir: string, grpcUrl: str
     process.exitCode = 1;
     return;
   }
+  const hooks = await hookSocketOf(() =>
+    serveEmbeddedHookSocket({ config, dataDir, context: grpc.context, log: hookSocketLog }),
+  );
   const metrics = services.metrics ? `, metrics on ${services.metrics.url}/metrics` : '';
   new Logger('engram').log(
     `running embedded (${dataDir}): ${services.running.join(', ')}, the gRPC recall API ` +
-      `(${grpc.url}) and review API (${reviewUrl})${metrics}. Feed it with \`engram replay --file …\`, ` +
+      `(${grpc.url}) and review API (${reviewUrl})${metrics}${hookSocketNote(hooks)}. ` +
+      'Feed it with `engram replay --file …`, ' +
       'ask with `engram recall`, review with `engram review`; Ctrl-C stops it.',
   );
   const stop = async () => {
+    await hooks?.stop();
     await grpc.stop();
     await services.stop();
     process.exit(0);
@@ -91,7 +106,27 @@ async function startEmbedded(config: EngramConfig, dataDir: string, grpcUrl: str
 
 interface EmbeddedGrpc {
   url: string;
+  /** The recall stack's context service (the hook socket answers with it too). */
+  context: RecallStack['context'];
   stop(): Promise<void>;
+}
+
+const hookSocketLog = (line: string) => new Logger('engram').warn(line);
+
+/** The hook socket (issue #22), or null — said in the log — when it cannot be served. */
+async function hookSocketOf(
+  serve: () => Promise<HookSocketServer | null>,
+): Promise<HookSocketServer | null> {
+  try {
+    return await serve();
+  } catch (error) {
+    hookSocketLog(`hook socket not served: ${String(error)}; hooks run on their own`);
+    return null;
+  }
+}
+
+function hookSocketNote(hooks: HookSocketServer | null): string {
+  return hooks ? `, hooks through ${hooks.path}` : '';
 }
 
 /**
@@ -132,6 +167,7 @@ async function serveEmbeddedGrpc(
     });
     return {
       url,
+      context: stack.context,
       async stop() {
         await app.close();
         await close();
@@ -146,7 +182,11 @@ async function serveEmbeddedGrpc(
 /** Remember waits this long for the embedded log's write lock (the services write too). */
 const REMEMBER_BUSY_TIMEOUT_MS = 5_000;
 
-async function startDistributed(config: EngramConfig, checkOnly: boolean): Promise<void> {
+async function startDistributed(
+  config: EngramConfig,
+  checkOnly: boolean,
+  dataDir: string,
+): Promise<void> {
   // Before the servers are checked: a bad tokens file, or an open server on the network.
   const tokens = grpcTokensOf(config);
   assertServable(config.recall.grpcUrl, tokens, 'engram.recall.v1');
@@ -167,13 +207,19 @@ async function startDistributed(config: EngramConfig, checkOnly: boolean): Promi
   const app = await NestFactory.createApplicationContext(DistributedEngramModule, {
     logger: ['log', 'warn', 'error'],
   });
-  // Exit 0 once the services have stopped (by default Nest re-sends itself the signal).
+  // Exit 0 once the services have stopped (by default Nest re-sends itself the signal); the hook
+  // socket goes with the process (hooks caught mid-way take their direct path).
   app.enableShutdownHooks(undefined, { useProcessExit: true });
+  ensurePrivateDir(dataDir);
+  const hooks = await hookSocketOf(() =>
+    serveDistributedHookSocket({ config, dataDir, log: hookSocketLog }),
+  );
   new Logger('engram').log(
     'running distributed: segmenter (→ memory.episode-boundaries.v1, memory.episodes.v1, ' +
       'memory.thread-links.v1), observer (→ Neo4j graph, memory.memories.v1), distiller ' +
       '(→ memory.memories.v1, episode summaries; LLM when ENGRAM_LLM_* is set), retrieval indexer ' +
-      `(→ Elasticsearch) and the gRPC recall API (${config.recall.grpcUrl}). ` +
+      `(→ Elasticsearch) and the gRPC recall API (${config.recall.grpcUrl})` +
+      `${hookSocketNote(hooks)}. ` +
       'Ctrl-C stops them.',
   );
 }
