@@ -8,6 +8,7 @@ import { registerHookCommand } from './commands/hook.command';
 import { registerHookInstallCommands } from './commands/hook-install';
 import { registerImportCommand } from './commands/import.command';
 import { registerLinksCommand } from './commands/links.command';
+import { registerMemoryCommand } from './commands/memory.command';
 import { registerMemoryMdCommand } from './commands/memory-md.command';
 import { registerNeighborsCommand } from './commands/neighbors.command';
 import { registerRecallCommand } from './commands/recall.command';
@@ -40,6 +41,7 @@ registerReplayCommand(program);
 registerDlqCommand(program);
 registerReviewCommand(program);
 registerMemoryMdCommand(program);
+registerMemoryCommand(program);
 registerMcpCommand(program);
 
 program.parseAsync(process.argv).catch((error: unknown) => {

@@ -1,3 +1,5 @@
 export { NO_MEMORY_DETAILS, type MemoryDetails } from './memory-defaults';
 export * from './staleness';
 export * from './supersession';
+export * from './memory-history';
+export * from './pruning';

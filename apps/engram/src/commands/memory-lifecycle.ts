@@ -1,0 +1,253 @@
+import type { Embedder } from '@engram/ai';
+import { loadConfig } from '@engram/config';
+import { TOPICS, type Memory, type Typed } from '@engram/contracts';
+import {
+  anyOfFilter,
+  isLoggedTombstone,
+  memoryHistory,
+  memoryVersionChanges,
+  partitionOfKey,
+  type EventLogPort,
+  type LoggedMemoryVersion,
+  type MemoryHistoryEntry,
+  type RecallStore,
+  type TopicCodec,
+} from '@engram/core';
+import {
+  createElasticsearchClient,
+  memoryFromSource,
+  retrievalIndexNames,
+  tenantsWithProject,
+  type MemoryDocument,
+} from '@engram/elasticsearch';
+import { SqliteEventLog, SqliteEventLogAdapter, SqliteRetrievalStore } from '@engram/embedded';
+import {
+  AvroRegistry,
+  codecOnTopic,
+  contractCodec,
+  createKafka,
+  KafkaEventLog,
+} from '@engram/kafka';
+import {
+  createEmbeddedRecallStack,
+  createRecallStack,
+  LEXICAL_ONLY_EMBEDDER,
+  publishTombstonesTo,
+  type RecallStack,
+} from '@engram/app-retrieval';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+
+/**
+ * What the memory lifecycle commands (`engram memory history|prune`, the memory side of
+ * `engram review`) work on, in either mode: the event log holding every version of every memory
+ * (memory.memories.v1: the SQLite log in --data-dir, or Kafka), and the recall services on the
+ * retrieval store (SQLite or Elasticsearch) whose Feedback writes versions and tombstones.
+ */
+
+/** A memory record as the contract codec carries it. */
+export type MemoryRecord = Memory & { type: 'Memory' };
+
+/** The codec of memory.memories.v1 under the configured prefix. */
+export function memoryTopicCodec(prefix: string): TopicCodec<MemoryRecord> {
+  const topic = TOPICS.memories.topic;
+  return codecOnTopic(contractCodec(topic), prefix + topic);
+}
+
+/** Records per read: on Kafka each read joins a consumer group (seconds), so large pages. */
+const PAGE = 10_000;
+
+/**
+ * Every version of one memory on the log, in log order, tombstones included: the records of its
+ * key on the key's partition (where every version and tombstone of it is written). On Kafka the
+ * compacted topic may have dropped older versions: the history starts at the oldest one kept.
+ */
+export async function memoryVersionsOnLog(
+  log: EventLogPort,
+  codec: TopicCodec<MemoryRecord>,
+  memoryId: string,
+): Promise<LoggedMemoryVersion[]> {
+  const ends = await log.endOffsets(codec.topic);
+  if (ends.length === 0) return [];
+  const partition = partitionOfKey(memoryId, ends.length);
+  const versions: LoggedMemoryVersion[] = [];
+  let from = 0;
+  while (from < ends[partition]) {
+    const page = await log.read(codec, partition, from, PAGE, { tombstones: true });
+    for (const record of page) {
+      if (isLoggedTombstone(record)) {
+        if (record.key === memoryId) {
+          versions.push({ partition, offset: record.offset, timestamp: null, memory: null });
+        }
+      } else if (codec.key(record.event) === memoryId) {
+        const { type: _type, ...memory } = record.event;
+        versions.push({ partition, offset: record.offset, timestamp: null, memory });
+      }
+    }
+    if (page.length > 0) from = page[page.length - 1].offset + 1;
+    // A short page read to the end; on Kafka the offsets left are transaction markers.
+    if (page.length < PAGE) from = Math.max(from, ends[partition]);
+  }
+  return versions;
+}
+
+/**
+ * The memory's history (core `memoryHistory`) from its records on the log and, with `store`,
+ * the retrieval store's current document as a last entry when the indexer derived something the
+ * log does not hold (a supersession: the older memory demoted, the newer one's relation). A
+ * document of an older log version (the indexer behind) adds nothing.
+ */
+export async function memoryHistoryOnLog(
+  log: EventLogPort,
+  codec: TopicCodec<MemoryRecord>,
+  memoryId: string,
+  store: Pick<RecallStore, 'list'> | null = null,
+): Promise<MemoryHistoryEntry[]> {
+  const versions = await memoryVersionsOnLog(log, codec, memoryId);
+  const last = versions.at(-1)?.memory ?? null;
+  if (store !== null && last !== null) {
+    const stored = await storedMemories(store, last, [memoryId]);
+    const current = stored[0];
+    const logged = new Set(versions.flatMap((v) => (v.memory ? [v.memory.eventId] : [])));
+    if (
+      current !== undefined &&
+      (current.eventId === last.eventId || !logged.has(current.eventId)) &&
+      memoryVersionChanges(last, current).length > 0
+    ) {
+      versions.push({
+        source: 'store',
+        partition: -1,
+        offset: -1,
+        timestamp: null,
+        memory: current,
+      });
+    }
+  }
+  return memoryHistory(versions);
+}
+
+/** Memories of a project as the retrieval store holds them (by id, or its newest `size`). */
+export async function storedMemories(
+  store: Pick<RecallStore, 'list'>,
+  scope: { tenantId: string; projectId: string },
+  ids: readonly string[] | null,
+  size = ids?.length ?? STORE_WINDOW,
+): Promise<Memory[]> {
+  const listed = await store.list<MemoryDocument>('memories', {
+    scope: { tenantId: scope.tenantId, projectId: scope.projectId },
+    filter: ids === null ? [] : [anyOfFilter('memoryId', ids)],
+    size,
+  });
+  return listed.map(({ source }) => memoryFromSource(source));
+}
+
+/** How many documents one listing returns at most (Elasticsearch's result window). */
+export const STORE_WINDOW = 10_000;
+
+export interface MemoryLifecycle {
+  log: EventLogPort;
+  codec: TopicCodec<MemoryRecord>;
+  /** Whether the log has the memories topic at all (nothing was ever distilled if not). */
+  hasTopic: boolean;
+  /** The recall services on the retrieval store, their Feedback writing to `log`. */
+  stack: RecallStack;
+  /** The tenants that have documents of a project. */
+  tenantsWithProject(projectId: string): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+export interface LifecycleOptions {
+  dataDir: string;
+  distributed?: boolean;
+  /** Kafka client id, so the broker's logs name the command. */
+  clientId: string;
+  /**
+   * The model the store's memories are embedded with, for versions written into the store at
+   * once (Feedback CONFIRM); deletions need none (default: no vectors).
+   */
+  embedder?: Embedder;
+}
+
+/**
+ * The memories topic and the recall services on the store, in `--data-dir` (embedded) or on the
+ * configured Kafka and Elasticsearch (`--distributed`). Writes go to the log first, as the
+ * recall server's Feedback does: the running indexer applies them too.
+ */
+export async function openMemoryLifecycle(options: LifecycleOptions): Promise<MemoryLifecycle> {
+  const config = loadConfig();
+  const codec = memoryTopicCodec(config.topicPrefix);
+  const embedder = options.embedder ?? LEXICAL_ONLY_EMBEDDER;
+  if (options.distributed) {
+    const kafka = createKafka({ brokers: config.kafka.brokers, clientId: options.clientId });
+    const log = new KafkaEventLog(kafka, new AvroRegistry(config.schemaRegistry.url));
+    await log.connect();
+    const client = createElasticsearchClient(config.elasticsearch.url);
+    const indices = retrievalIndexNames(config.topicPrefix);
+    const hasTopic = (await log.endOffsets(codec.topic).catch(() => [])).length > 0;
+    const stack = createRecallStack({
+      client,
+      indices,
+      embedder,
+      ranking: config.ranking,
+      publish: publishMemoryRecordsTo(log, codec),
+      publishTombstones: publishTombstonesTo(log, config.topicPrefix),
+    });
+    return {
+      log,
+      codec,
+      hasTopic,
+      stack,
+      tenantsWithProject: (projectId) => tenantsWithProject(client, [indices.memories], projectId),
+      async close() {
+        await stack.access.close().catch(() => undefined);
+        await log.disconnect();
+        await client.close();
+      },
+    };
+  }
+  if (!existsSync(join(options.dataDir, 'events.db'))) {
+    throw new Error(
+      `no event log in ${options.dataDir} (--data-dir): run \`engram start\` and replay events first`,
+    );
+  }
+  const sqlite = SqliteEventLog.open({ dataDir: options.dataDir });
+  const log = new SqliteEventLogAdapter(sqlite);
+  const store = SqliteRetrievalStore.open({ dataDir: options.dataDir });
+  const stack = createEmbeddedRecallStack({
+    ranking: config.ranking,
+    store,
+    embedder,
+    publish: publishMemoryRecordsTo(log, codec),
+    publishTombstones: publishTombstonesTo(log, config.topicPrefix),
+  });
+  return {
+    log,
+    codec,
+    hasTopic: sqlite.topic(codec.topic) !== undefined,
+    stack,
+    tenantsWithProject: (projectId) => store.tenantsWithProject(projectId),
+    async close() {
+      await stack.access.close().catch(() => undefined);
+      store.close();
+      sqlite.close();
+    },
+  };
+}
+
+/**
+ * Feedback's publisher for the lifecycle commands: the memory versions it writes, on the
+ * memories topic (Feedback writes nothing else).
+ */
+export function publishMemoryRecordsTo(
+  log: Pick<EventLogPort, 'publish'>,
+  codec: TopicCodec<MemoryRecord>,
+): (records: Typed[]) => Promise<void> {
+  return async (records) => {
+    for (const record of records) {
+      if (record.type !== 'Memory') {
+        throw new RangeError(`the memory commands write memories only, not ${record.type}`);
+      }
+      await log.publish(codec, [record]);
+    }
+  };
+}
