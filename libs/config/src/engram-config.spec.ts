@@ -32,6 +32,14 @@ describe('parseConfig', () => {
     expect(() => parseConfig({ ENGRAM_METRICS_PORT: '70000' })).toThrow(/ENGRAM_METRICS_PORT/);
   });
 
+  it('should download the embedding model on first run unless ENGRAM_MODEL_DOWNLOAD is off', () => {
+    expect(parseConfig({}).models).toEqual({ dir: null, download: true });
+    expect(parseConfig({ ENGRAM_MODEL_DOWNLOAD: '0' }).models.download).toBe(false);
+    expect(parseConfig({ ENGRAM_MODEL_DOWNLOAD: 'off' }).models.download).toBe(false);
+    expect(parseConfig({ ENGRAM_MODELS_DIR: '/srv/models' }).models.dir).toBe('/srv/models');
+    expect(() => parseConfig({ ENGRAM_MODEL_DOWNLOAD: 'maybe' })).toThrow(/ENGRAM_MODEL_DOWNLOAD/);
+  });
+
   it('should point recall clients at the loopback recall API, with an optional token', () => {
     expect(parseConfig({}).recall).toEqual({ grpcUrl: '127.0.0.1:50051', token: undefined });
     expect(

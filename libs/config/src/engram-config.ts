@@ -83,6 +83,10 @@ const envSchema = z.object({
     .string()
     .regex(/^[\w.-]+$|^\[?[\da-fA-F:]+\]?$/, 'a host name or IP address')
     .default('127.0.0.1'),
+  // The embedding model's cache root (default ~/.cache/engram/models) and whether the first
+  // `engram demo` / `engram start` (and `npm ci`) may download it.
+  ENGRAM_MODELS_DIR: z.string().trim().min(1).optional(),
+  ENGRAM_MODEL_DOWNLOAD: z.enum(['0', '1', 'off', 'on', 'false', 'true']).default('on'),
 });
 
 export interface EngramConfig {
@@ -154,6 +158,12 @@ export interface EngramConfig {
    * allowed) and ENGRAM_METRICS_PORT (9464); null when the port is 0 (off).
    */
   metrics: { host: string; port: number } | null;
+  /**
+   * The local embedding model: `dir`, the cache root `engram models install` fills
+   * (ENGRAM_MODELS_DIR; null: ~/.cache/engram/models); `download`, whether a missing model is
+   * fetched on first run (ENGRAM_MODEL_DOWNLOAD=0 or off: never).
+   */
+  models: { dir: string | null; download: boolean };
 }
 
 export class ConfigError extends Error {
@@ -242,6 +252,10 @@ export function parseConfig(
       e.ENGRAM_METRICS_PORT === 0
         ? null
         : { host: e.ENGRAM_METRICS_HOST.replace(/^\[|\]$/g, ''), port: e.ENGRAM_METRICS_PORT },
+    models: {
+      dir: e.ENGRAM_MODELS_DIR ?? null,
+      download: !['0', 'off', 'false'].includes(e.ENGRAM_MODEL_DOWNLOAD),
+    },
   };
 }
 

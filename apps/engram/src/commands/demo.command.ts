@@ -9,6 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startEmbeddedServices, type EmbeddedServices } from '../embedded-services';
+import { installModelOnFirstRun } from '../model-download';
 import { runReplay, serviceGroups } from './replay.command';
 import { embeddedTarget } from './replay-targets';
 
@@ -56,6 +57,7 @@ async function runDemo(dataDir: string, json: boolean): Promise<void> {
   // The services' start-up and progress logs would bury the demo's output: warnings only.
   Logger.overrideLogger(['warn', 'error']);
   const config = loadConfig();
+  await installModelOnFirstRun(config);
   const started = process.hrtime.bigint();
   // The extractive distiller: the demo is the same on every machine, without any LLM.
   const services = await startEmbeddedServices({
@@ -121,7 +123,7 @@ async function runDemo(dataDir: string, json: boolean): Promise<void> {
   const lexicalOnly = services.retrieval.recall.service.embeddingModel === 'none';
   console.log(
     lexicalOnly
-      ? '\nRecall (`engram recall`), BM25 only: `npm run models:setup` installs the model for kNN:'
+      ? '\nRecall (`engram recall`), BM25 only: `engram models install` installs the model for kNN:'
       : '\nRecall (`engram recall`: BM25 and kNN fused, phase-weighted):',
   );
   for (const { question, results } of answers) {

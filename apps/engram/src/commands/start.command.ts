@@ -14,6 +14,7 @@ import {
 } from '@engram/app-retrieval';
 import { DistributedEngramModule } from '../distributed.module';
 import { startEmbeddedServices, type EmbeddedServices } from '../embedded-services';
+import { installModelOnFirstRun } from '../model-download';
 import {
   serveDistributedHookSocket,
   serveEmbeddedHookSocket,
@@ -69,6 +70,7 @@ async function startEmbedded(config: EngramConfig, dataDir: string, grpcUrl: str
   const reviewUrl = config.distiller.reviewGrpcUrl;
   assertServable(reviewUrl, tokens, 'engram.review.v1');
   ensurePrivateDir(dataDir);
+  await installModelOnFirstRun(config);
   const services = await startEmbeddedServices({
     config,
     dataDir,
