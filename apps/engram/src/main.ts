@@ -4,6 +4,7 @@ import { registerBenchCommand } from './commands/bench.command';
 import { registerBootstrapCommand } from './commands/bootstrap.command';
 import { registerDemoCommand } from './commands/demo.command';
 import { registerDlqCommand } from './commands/dlq.command';
+import { registerFrictionReportCommand } from './commands/friction-report.command';
 import { registerHookCommand } from './commands/hook.command';
 import { registerHookInstallCommands } from './commands/hook-install';
 import { registerImportCommand } from './commands/import.command';
@@ -43,6 +44,7 @@ registerDlqCommand(program);
 registerReviewCommand(program);
 registerMemoryMdCommand(program);
 registerMemoryCommand(program);
+registerFrictionReportCommand(program);
 registerModelsCommand(program);
 registerMcpCommand(program);
 

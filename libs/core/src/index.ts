@@ -13,6 +13,7 @@ export * from './redaction';
 export * from './retrieval';
 export * from './distillation';
 export * from './observation';
+export * from './friction';
 export * from './hooks/claude-code-hooks';
 export * from './hooks/claude-settings';
 export * from './hooks/claude-transcript';

@@ -10,3 +10,4 @@ export * from './sqlite-retrieval-writer';
 export * from './vector-index';
 export * from './vector-index-reembed';
 export * from './private-files';
+export * from './sqlite-friction-source';

@@ -2,6 +2,7 @@ import { segmenterSettings, StreamSegmenter, type SegmenterPrompt } from '@engra
 import { loadConfig } from '@engram/config';
 import type { Command } from 'commander';
 import { benchDistill, formatDistillBench } from './bench-distill';
+import { runFrictionBenchCommand } from './bench-friction';
 import { benchHook, formatHookBench } from './bench-hook';
 import { benchObserve, formatObserveBench } from './bench-observe';
 import {
@@ -191,7 +192,7 @@ export function registerBenchCommand(program: Command): void {
   program
     .command('bench')
     .description('benchmarks; with --json the last line is one JSON object of the figures')
-    .argument('<target>', 'segment | observe | distill | recall | truth | hook')
+    .argument('<target>', 'segment | observe | distill | recall | truth | hook | friction')
     .option('--prompts <n>', 'prompts to segment (core) or publish (distributed)', (v) =>
       Number.parseInt(v, 10),
     )
@@ -232,6 +233,18 @@ export function registerBenchCommand(program: Command): void {
     .option('--runs <n>', 'hook: hook processes per case (default 50)', (v) =>
       Number.parseInt(v, 10),
     )
+    .option(
+      '--developers <n>',
+      'friction: developers of the generated organisation (default 50)',
+      (v) => Number.parseInt(v, 10),
+    )
+    .option('--weeks <n>', 'friction: weeks of their sessions (default 4)', (v) =>
+      Number.parseInt(v, 10),
+    )
+    .option('--events-per-session <n>', 'friction: events per session (default 500)', (v) =>
+      Number.parseInt(v, 10),
+    )
+    .option('--measure <dir>', 'friction (internal): the measuring child on DIR')
     .option('--json', 'print the figures as one JSON line')
     .action(
       async (
@@ -248,6 +261,10 @@ export function registerBenchCommand(program: Command): void {
           warmup?: number;
           projects?: number;
           seed?: number;
+          developers?: number;
+          weeks?: number;
+          eventsPerSession?: number;
+          measure?: string;
           runs?: number;
         },
       ) => {
@@ -257,6 +274,10 @@ export function registerBenchCommand(program: Command): void {
             log: (line) => console.error(line),
           });
           console.log(options.json ? JSON.stringify(result) : formatHookBench(result));
+          return;
+        }
+        if (target === 'friction') {
+          await runFrictionBenchCommand(options);
           return;
         }
         if (target === 'truth') {
@@ -289,7 +310,7 @@ export function registerBenchCommand(program: Command): void {
         }
         if (target !== 'segment') {
           console.error(
-            `engram bench ${target}: not available yet (available: segment, observe, distill, recall, truth, hook)`,
+            `engram bench ${target}: not available yet (available: segment, observe, distill, recall, truth, hook, friction)`,
           );
           process.exitCode = 2;
           return;

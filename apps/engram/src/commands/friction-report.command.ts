@@ -1,0 +1,261 @@
+import { loadConfig } from '@engram/config';
+import { TOPICS } from '@engram/contracts';
+import {
+  buildFrictionReport,
+  CorrectionClusters,
+  DEFAULT_FRICTION_SETTINGS,
+  detectRecurringFailures,
+  detectRetryLoops,
+  detectStaleInjections,
+  frictionShortfall,
+  renderFrictionHtml,
+  renderFrictionMarkdown,
+  type FrictionDayCount,
+  type FrictionReport,
+  type FrictionScope,
+  type FrictionSettings,
+  type FrictionShortfall,
+  type FrictionWindow,
+} from '@engram/core';
+import { SqliteFrictionSource, type FrictionTopics } from '@engram/embedded';
+import type { Command } from 'commander';
+import { writeFile } from 'node:fs/promises';
+import { extname } from 'node:path';
+import { progressBar, type Progress } from '../progress';
+import { DEFAULT_DATA_DIR } from './replay.command';
+
+export const FRICTION_FORMATS = ['md', 'json', 'html'] as const;
+export type FrictionFormat = (typeof FRICTION_FORMATS)[number];
+
+const WINDOW = /^(\d+)([hdw])$/;
+const UNIT_MS = { h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 } as const;
+
+/** `7d`, `36h`, `2w` ending at `until` (epoch millis). */
+export function parseFrictionWindow(text: string, until: number): FrictionWindow {
+  const match = WINDOW.exec(text.trim());
+  if (match === null || Number(match[1]) < 1) {
+    throw new RangeError(
+      `--window takes a positive number of hours, days or weeks (36h, 7d, 2w), got "${text}"`,
+    );
+  }
+  const unit = match[2] as keyof typeof UNIT_MS;
+  return { from: until - Number(match[1]) * UNIT_MS[unit], to: until };
+}
+
+/** `--project P [--tenant T]`, `--tenant T`, or `--all` (the default). */
+export function frictionScopeOf(options: {
+  project?: string;
+  tenant?: string;
+  all?: boolean;
+}): FrictionScope {
+  if (options.all && (options.project !== undefined || options.tenant !== undefined)) {
+    throw new RangeError('--all reports on everything: drop --project and --tenant, or --all');
+  }
+  if (options.project !== undefined) {
+    return { kind: 'project', projectId: options.project, tenantId: options.tenant ?? null };
+  }
+  if (options.tenant !== undefined) return { kind: 'tenant', tenantId: options.tenant };
+  return { kind: 'all' };
+}
+
+/** `md`, `json,html`, … → the formats, each once, in the order given. */
+export function parseFrictionFormats(text: string): FrictionFormat[] {
+  const formats = text.split(',').map((f) => f.trim().toLowerCase());
+  const unknown = formats.filter((f) => !(FRICTION_FORMATS as readonly string[]).includes(f));
+  if (unknown.length > 0 || formats.length === 0) {
+    throw new RangeError(`--format takes md, json or html (comma-separated), got "${text}"`);
+  }
+  return [...new Set(formats)] as FrictionFormat[];
+}
+
+export function frictionTopics(topicPrefix: string): FrictionTopics {
+  return {
+    prompts: topicPrefix + TOPICS.prompts.topic,
+    toolCalls: topicPrefix + TOPICS.toolCalls.topic,
+    lifecycle: topicPrefix + TOPICS.lifecycle.topic,
+  };
+}
+
+export interface FrictionRun {
+  dataDir: string;
+  topics: FrictionTopics;
+  window: FrictionWindow;
+  scope: FrictionScope;
+  settings: FrictionSettings;
+  progress?: Progress;
+}
+
+export type FrictionOutcome =
+  { kind: 'report'; report: FrictionReport } | { kind: 'refused'; shortfall: FrictionShortfall };
+
+const STAGES = 6;
+
+/**
+ * The report in embedded mode: SQL over the data directory (SqliteFrictionSource), the core's
+ * detectors on the aggregated rows, then ranking and ids. Refuses below the minimum of data.
+ */
+export function runFrictionReport(run: FrictionRun): FrictionOutcome {
+  const { window, scope, settings } = run;
+  const progress = run.progress;
+  progress?.total(STAGES);
+  const source = SqliteFrictionSource.open({ dataDir: run.dataDir, topics: run.topics });
+  try {
+    const totals = source.totals(window, scope);
+    progress?.advance();
+    const shortfall = frictionShortfall(totals, settings);
+    if (shortfall !== null) return { kind: 'refused', shortfall };
+    const failures = detectRecurringFailures(
+      source.failurePatterns(window, scope, settings),
+      settings,
+    );
+    progress?.advance();
+    const retries = detectRetryLoops(source.retryLoops(window, scope, settings), settings);
+    progress?.advance();
+    const clusters = new CorrectionClusters(settings);
+    source.corrections(window, scope, clusters);
+    const corrections = clusters.findings();
+    progress?.advance();
+    const stale = detectStaleInjections(source.staleMemories(window, scope), window, settings);
+    progress?.advance();
+    const timeline: FrictionDayCount[] = [
+      ...source.failureTimeline(window, scope, settings),
+      ...clusters.timeline(),
+      ...stale.map((finding) => ({
+        day: new Date(finding.lastAt).toISOString().slice(0, 10),
+        kind: 'stale-memory' as const,
+        count: 1,
+      })),
+    ];
+    progress?.advance();
+    return {
+      kind: 'report',
+      report: buildFrictionReport({
+        window,
+        scope,
+        totals,
+        findings: [...failures, ...retries, ...corrections, ...stale],
+        timeline,
+        maxEvidence: settings.maxEvidence,
+      }),
+    };
+  } finally {
+    source.close();
+    progress?.stop();
+  }
+}
+
+export function renderFrictionReport(report: FrictionReport, format: FrictionFormat): string {
+  switch (format) {
+    case 'md':
+      return renderFrictionMarkdown(report);
+    case 'html':
+      return renderFrictionHtml(report);
+    case 'json':
+      return `${JSON.stringify(report, null, 2)}\n`;
+  }
+}
+
+/** Where each format goes: `--out` as given for one format; its stem + `.ext` for several. */
+export function frictionOutputs(
+  formats: readonly FrictionFormat[],
+  out: string | undefined,
+): { format: FrictionFormat; file: string | null }[] {
+  if (formats.length === 1) return [{ format: formats[0], file: out ?? null }];
+  const stem =
+    out === undefined ? 'friction-report' : out.slice(0, out.length - extname(out).length);
+  return formats.map((format) => ({ format, file: `${stem}.${format}` }));
+}
+
+interface FrictionCommandOptions {
+  window: string;
+  until?: string;
+  project?: string;
+  tenant?: string;
+  all?: boolean;
+  format: string;
+  out?: string;
+  minSessions?: number;
+  minEvents?: number;
+  dataDir: string;
+  distributed?: boolean;
+  progress?: boolean;
+}
+
+function wholeNumber(flag: string): (value: string) => number {
+  return (value) => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < 0) {
+      throw new RangeError(`${flag} takes a whole number, got "${value}"`);
+    }
+    return n;
+  };
+}
+
+export function registerFrictionReportCommand(program: Command): void {
+  program
+    .command('friction-report')
+    .description(
+      'what keeps going wrong for the agents (recurring failures, repeated corrections, retry loops, ' +
+        'stale memories) and what to change: proposals f-YYYYMMDD-NNN with evidence',
+    )
+    .option('--window <span>', 'how far back: 36h, 7d, 2w', '7d')
+    .option('--until <time>', 'end of the window (ISO 8601; default now)')
+    .option('--project <id>', 'one project')
+    .option('--tenant <id>', "one tenant (with --project: that tenant's project)")
+    .option('--all', 'the whole organisation (the default)')
+    .option('--format <list>', 'md, json or html, comma-separated for several', 'md')
+    .option('--out <file>', 'write to a file (several formats: its stem + .md/.json/.html)')
+    .option(
+      '--min-sessions <n>',
+      `refuse below n sessions (default ${DEFAULT_FRICTION_SETTINGS.minSessions})`,
+      wholeNumber('--min-sessions'),
+    )
+    .option(
+      '--min-events <n>',
+      `refuse below n events (default ${DEFAULT_FRICTION_SETTINGS.minEvents})`,
+      wholeNumber('--min-events'),
+    )
+    .option('--data-dir <dir>', 'embedded mode: the data directory', DEFAULT_DATA_DIR)
+    .option('--distributed', 'on Elasticsearch and Neo4j (not available yet)')
+    .option('--no-progress', 'no progress bar on stderr')
+    .action(async (options: FrictionCommandOptions) => {
+      if (options.distributed) {
+        console.error(
+          'engram friction-report --distributed: not available yet (embedded mode only)',
+        );
+        process.exitCode = 2;
+        return;
+      }
+      const until = options.until === undefined ? Date.now() : Date.parse(options.until);
+      if (Number.isNaN(until)) {
+        throw new RangeError(`--until takes an ISO 8601 time, got "${options.until}"`);
+      }
+      const formats = parseFrictionFormats(options.format);
+      const settings: FrictionSettings = {
+        ...DEFAULT_FRICTION_SETTINGS,
+        ...(options.minSessions !== undefined && { minSessions: options.minSessions }),
+        ...(options.minEvents !== undefined && { minEvents: options.minEvents }),
+      };
+      const outcome = runFrictionReport({
+        dataDir: options.dataDir,
+        topics: frictionTopics(loadConfig().topicPrefix),
+        window: parseFrictionWindow(options.window, until),
+        scope: frictionScopeOf(options),
+        settings,
+        progress: progressBar('friction-report', { unit: 'steps', enabled: options.progress }),
+      });
+      if (outcome.kind === 'refused') {
+        console.error(`engram friction-report: ${outcome.shortfall.message}`);
+        process.exitCode = 3;
+        return;
+      }
+      for (const { format, file } of frictionOutputs(formats, options.out)) {
+        const text = renderFrictionReport(outcome.report, format);
+        if (file === null) process.stdout.write(text);
+        else {
+          await writeFile(file, text, 'utf8');
+          console.error(`wrote ${file} (${outcome.report.proposals.length} proposals)`);
+        }
+      }
+    });
+}

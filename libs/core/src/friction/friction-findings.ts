@@ -1,0 +1,83 @@
+import type { EpochMillis } from '@engram/contracts';
+import type { FrictionSettings } from './friction-settings';
+import type { FrictionCost } from './friction-types';
+
+/**
+ * What the adapters measure of a group of failed calls (an error pattern of a project, a retry
+ * habit): exact counts and sums, bounded sorted samples.
+ */
+export interface FailureGroupMeasures {
+  sessions: number;
+  occurrences: number;
+  durationMs: number;
+  tokens: number;
+  firstAt: EpochMillis;
+  lastAt: EpochMillis;
+  sessionIds: string[];
+  eventIds: string[];
+  agentIds: string[];
+}
+
+/** What the cost model needs of a group of events. */
+export interface MeasuredFriction {
+  occurrences: number;
+  durationMs: number;
+  tokens: number;
+}
+
+/** The cost of a friction (FrictionCost): measured tool time and tokens plus a per-occurrence estimate. */
+export function frictionCost(
+  measured: MeasuredFriction,
+  settings: Pick<FrictionSettings, 'minutesPerOccurrence' | 'tokensPerMinute'>,
+): FrictionCost {
+  const measuredMinutes = measured.durationMs / 60_000;
+  return {
+    occurrences: measured.occurrences,
+    measuredMinutes: round2(measuredMinutes),
+    tokens: measured.tokens,
+    estimatedMinutes: round2(
+      measuredMinutes +
+        measured.occurrences * settings.minutesPerOccurrence +
+        measured.tokens / settings.tokensPerMinute,
+    ),
+  };
+}
+
+/**
+ * Confidence that a finding is real friction: `base` when it just reaches the threshold, rising
+ * by 0.05 per session beyond it, at most 0.95.
+ */
+export function frictionConfidence(sessions: number, threshold: number, base: number): number {
+  return round2(Math.min(0.95, base + 0.05 * Math.max(0, sessions - threshold)));
+}
+
+/** Sorted distinct values, at most `max` (a deterministic evidence sample). */
+export function sample(values: Iterable<string>, max: number): string[] {
+  return [...new Set(values)].sort().slice(0, max);
+}
+
+/** Merges sorted samples into one of at most `max`. */
+export function mergeSamples(samples: Iterable<readonly string[]>, max: number): string[] {
+  const all: string[] = [];
+  for (const values of samples) all.push(...values);
+  return sample(all, max);
+}
+
+export function round2(value: number): number {
+  return Math.round(value * 100) / 100;
+}
+
+export function isoDate(at: EpochMillis): string {
+  return new Date(at).toISOString().slice(0, 10);
+}
+
+/** Text on one line, cut at `max` characters with an ellipsis. */
+export function oneLineCut(text: string, max: number): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length <= max ? line : `${line.slice(0, max - 1)}…`;
+}
+
+/** Backticks inside inline code would end it early: replace them. */
+export function inlineCode(text: string): string {
+  return `\`${text.replace(/`/g, "'")}\``;
+}
