@@ -1,25 +1,17 @@
 // `engram memory history|prune` on the embedded stack, end to end: the SQLite event log, the
 // embedded retrieval indexer consuming memory.memories.v1 into the SQLite store (supersession
 // included), and the recall services on that store, whose Feedback DELETE writes the tombstone.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import {
   createEmbeddedRecallStack,
   LEXICAL_ONLY_EMBEDDER,
-  prefixedRetrievalTopics,
-  startEmbeddedRetrieval,
-  type EmbeddedRetrieval,
   type RecallStack,
 } from '@engram/app-retrieval';
-import { loadConfig } from '@engram/config';
 import type { Memory } from '@engram/contracts';
 import { DEFAULT_RANKING_CONFIG, NO_PRUNE_CRITERIA } from '@engram/core';
-import { SqliteEventLog, SqliteEventLogAdapter } from '@engram/embedded';
 import { fileGotcha, PROJECT, TENANT } from '@engram/app-retrieval/testing';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startEmbeddedMemories, type EmbeddedMemories } from '../testing/embedded-memories';
 import {
-  memoryTopicCodec,
   openMemoryLifecycle,
   publishMemoryRecordsTo,
   type MemoryLifecycle,
@@ -96,12 +88,7 @@ function versionsOf(run: { stdout: string }): PrintedVersion[] {
 }
 
 describe('engram memory prune and history (embedded)', () => {
-  const prefix = loadConfig().topicPrefix;
-  const codec = memoryTopicCodec(prefix);
-  let dir: string;
-  let log: SqliteEventLog;
-  let events: SqliteEventLogAdapter;
-  let retrieval: EmbeddedRetrieval;
+  let fixture: EmbeddedMemories;
   let stack: RecallStack;
   let lifecycle: MemoryLifecycle;
 
@@ -116,12 +103,6 @@ describe('engram memory prune and history (embedded)', () => {
       hit.tier === 'memories' ? [hit.memory.memory.memoryId] : [],
     );
   };
-  const indexed = async () => {
-    const total = (await events.endOffsets(codec.topic)).reduce((a, b) => a + b, 0);
-    await vi.waitFor(() => expect(retrieval.consumer.counters.processed).toBe(total), {
-      timeout: 5_000,
-    });
-  };
   const prune = (over: Partial<Parameters<typeof pruneMemories>[1]> = {}) =>
     pruneMemories(lifecycle, {
       criteria: { ...NO_PRUNE_CRITERIA, stale: true },
@@ -133,18 +114,9 @@ describe('engram memory prune and history (embedded)', () => {
     });
 
   beforeEach(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'engram-memory-cmd-'));
-    log = SqliteEventLog.open({ dataDir: dir });
-    events = new SqliteEventLogAdapter(log);
-    retrieval = startEmbeddedRetrieval({
-      ranking: DEFAULT_RANKING_CONFIG,
-      log,
-      dataDir: dir,
-      embedder: LEXICAL_ONLY_EMBEDDER,
-      topics: prefixedRetrievalTopics(prefix),
-      partitions: 2,
-      retry: { initialMs: 10, maxMs: 50 },
-    });
+    fixture = await startEmbeddedMemories('memory-cmd', MEMORIES);
+    await fixture.publish([UNDICI]);
+    const { events, codec, retrieval } = fixture;
     stack = createEmbeddedRecallStack({
       ranking: DEFAULT_RANKING_CONFIG,
       store: retrieval.store,
@@ -160,30 +132,21 @@ describe('engram memory prune and history (embedded)', () => {
       tenantsWithProject: (project) => retrieval.store.tenantsWithProject(project),
       close: () => Promise.resolve(),
     };
-    await events.publish(
-      codec,
-      MEMORIES.map((m) => ({ type: 'Memory' as const, ...m })),
-    );
-    await indexed();
-    await events.publish(codec, [{ type: 'Memory' as const, ...UNDICI }]);
-    await indexed();
   });
 
   afterEach(async () => {
     await stack.access.close();
-    await retrieval.stop();
-    log.close();
-    rmSync(dir, { recursive: true, force: true });
+    await fixture.stop();
   });
 
   it('--dry-run: lists the stale and superseded memories, keeps confirmed and recent ones, writes nothing', async () => {
-    const ends = await events.endOffsets(codec.topic);
+    const ends = await fixture.events.endOffsets(fixture.codec.topic);
     const outcomes = await prune({ dryRun: true });
     expect(outcomes.map((o) => [o.memoryId, o.reason, o.status])).toEqual([
       ['m-axios', 'superseded', 'would prune'],
       ['m-stale', 'stale', 'would prune'],
     ]);
-    expect(await events.endOffsets(codec.topic)).toEqual(ends);
+    expect(await fixture.events.endOffsets(fixture.codec.topic)).toEqual(ends);
     expect(formatPrune(outcomes, true)).toMatch(/^would prune 2 memories \(dry run/);
     expect(await recalled('session cookie parser')).toContain('m-stale');
   });
@@ -197,7 +160,7 @@ describe('engram memory prune and history (embedded)', () => {
     ]);
     // Out of the store at once (Feedback DELETE), and still out once the indexer caught up.
     expect(await recalled('session cookie parser')).not.toContain('m-stale');
-    await indexed();
+    await fixture.indexed();
     expect(await recalled('session cookie parser')).not.toContain('m-stale');
     expect(await recalled('billing cron midnight')).toEqual(['m-verified']);
     expect(await recalled('webhook retries attempts')).toEqual(['m-recent']);
@@ -239,7 +202,7 @@ describe('engram memory prune and history (embedded)', () => {
 
   it('history through the embedded opener (the command path), and an unknown id', async () => {
     await prune();
-    const opened = await openMemoryLifecycle({ dataDir: dir, clientId: 'test' });
+    const opened = await openMemoryLifecycle({ dataDir: fixture.dir, clientId: 'test' });
     try {
       const run = await runMemoryHistory(opened, 'm-stale', {});
       expect(run.stdout.split('\n')[0]).toBe(

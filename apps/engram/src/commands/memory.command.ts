@@ -182,17 +182,18 @@ export async function pruneMemories(
 
 /**
  * The tenant a command acts for: `--tenant`, else the only one with documents of the project
- * (none: the project has no memories; several: the caller must say).
+ * (null: the project has none). Several: `refuse` says the caller must choose.
  */
 export async function tenantOfProject(
   lifecycle: Pick<MemoryLifecycle, 'tenantsWithProject'>,
   projectId: string,
   tenant: string | undefined,
+  refuse: (message: string) => Error = (message) => new InvalidArgumentError(message),
 ): Promise<string | null> {
   if (tenant !== undefined) return tenant;
   const tenants = await lifecycle.tenantsWithProject(projectId);
   if (tenants.length > 1) {
-    throw new InvalidArgumentError(
+    throw refuse(
       `several tenants have project ${projectId} (${tenants.join(', ')}): pass --tenant`,
     );
   }

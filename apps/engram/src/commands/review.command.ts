@@ -1,5 +1,5 @@
 import { loadConfig } from '@engram/config';
-import { PROPOSAL_STATUSES } from '@engram/contracts';
+import { PROPOSAL_STATUSES, type Memory } from '@engram/contracts';
 import { REFLECTION_SECTIONS, isoDay } from '@engram/core';
 import { SqliteEventLog, SqliteEventLogAdapter } from '@engram/embedded';
 import { InvalidArgumentError, type Command } from 'commander';
@@ -17,6 +17,14 @@ import {
   proposalMessage,
   type ProposalMessage,
 } from '@engram/app-distiller';
+import {
+  formatMemoryDecision,
+  formatMemoryReviews,
+  lifecycleMemoryReviews,
+  namesMemory,
+  type MemoryReviewBackend,
+} from './memory-review';
+import { tenantOfProject } from './memory.command';
 import { DEFAULT_DATA_DIR } from './replay.command';
 
 /** Exit codes of `engram review` besides 0 (done) and 1 (anything unexpected). */
@@ -37,14 +45,16 @@ export interface ReviewBackend {
     status: StatusFilter;
   }): Promise<ProposalMessage[]>;
   decide(request: DecisionRequest): Promise<{ proposal: ProposalMessage; changed: boolean }>;
+  /** Inferred memories flagged needsReview (issue #20); absent: proposals only. */
+  memories?: MemoryReviewBackend | null;
   close(): Promise<void>;
 }
 
 export type ReviewAction =
   | { kind: 'list'; project?: string; status: StatusFilter }
-  | { kind: 'approve'; id: string }
-  | { kind: 'edit'; id: string; text: string }
-  | { kind: 'reject'; id: string; reason?: string };
+  | { kind: 'approve'; id: string; project?: string }
+  | { kind: 'edit'; id: string; text: string; project?: string }
+  | { kind: 'reject'; id: string; reason?: string; project?: string };
 
 export interface ReviewRunOptions {
   tenant?: string;
@@ -66,6 +76,14 @@ export async function runReview(
   options: ReviewRunOptions,
 ): Promise<ReviewRun> {
   try {
+    if (
+      action.kind !== 'list' &&
+      action.project !== undefined &&
+      backend.memories &&
+      namesMemory(action.id)
+    ) {
+      return await decideMemory(backend.memories, { ...action, project: action.project }, options);
+    }
     const tenantId = await tenantOf(backend, options.tenant);
     if (action.kind === 'list') {
       const proposals = await backend.list({
@@ -73,10 +91,17 @@ export async function runReview(
         projectId: action.project ?? null,
         status: action.status,
       });
+      const queue = await memoryQueue(backend, action, options.tenant ?? tenantId);
       const stdout = options.json
-        ? JSON.stringify({ tenant: tenantId, status: action.status, proposals })
-        : formatProposals(proposals, action.status);
-      return { stdout, stderr: '', exitCode: 0 };
+        ? JSON.stringify({
+            tenant: tenantId,
+            status: action.status,
+            proposals,
+            ...(queue.memories !== null && { memories: queue.memories }),
+          })
+        : formatProposals(proposals, action.status) +
+          (queue.memories?.length ? `\n\n${formatMemoryReviews(queue.memories)}` : '');
+      return { stdout, stderr: queue.note, exitCode: 0 };
     }
     const decision = await backend.decide({
       tenantId,
@@ -96,6 +121,69 @@ export async function runReview(
       exitCode: REVIEW_EXIT_CODES[error.code],
     };
   }
+}
+
+/**
+ * The project's memories waiting for review, when the backend has them and the listing is of a
+ * project's pending (or all) items; null otherwise. A store that cannot be read is said in
+ * `note` (stderr), the proposals still listed.
+ */
+async function memoryQueue(
+  backend: ReviewBackend,
+  action: { project?: string; status: StatusFilter },
+  tenant: string,
+): Promise<{ memories: Memory[] | null; note: string }> {
+  const memories = backend.memories;
+  if (!memories || action.project === undefined) return { memories: null, note: '' };
+  if (action.status !== 'pending' && action.status !== 'all') return { memories: null, note: '' };
+  try {
+    const tenantId = await memoryTenant(memories, action.project, tenant || undefined);
+    if (tenantId === null) return { memories: [], note: '' };
+    return { memories: await memories.pending({ tenantId, projectId: action.project }), note: '' };
+  } catch (error) {
+    if (error instanceof ReviewRequestError) throw error;
+    return {
+      memories: null,
+      note: `engram review: memories to review not listed: ${(error as Error).message}`,
+    };
+  }
+}
+
+/** approve | edit | reject of a memory id: Feedback CONFIRM | CORRECT | DELETE. */
+async function decideMemory(
+  memories: MemoryReviewBackend,
+  action: Exclude<ReviewAction, { kind: 'list' }> & { project: string },
+  options: ReviewRunOptions,
+): Promise<ReviewRun> {
+  const tenantId = await memoryTenant(memories, action.project, options.tenant);
+  if (tenantId === null) {
+    throw new ReviewRequestError('not-found', `no memories of project ${action.project}`);
+  }
+  const decision = await memories.decide({
+    tenantId,
+    projectId: action.project,
+    memoryId: action.id,
+    action: action.kind,
+    text: action.kind === 'edit' ? action.text : null,
+    by: options.by ?? null,
+  });
+  const stdout = options.json
+    ? JSON.stringify({ memory: decision })
+    : formatMemoryDecision(decision);
+  return { stdout, stderr: '', exitCode: 0 };
+}
+
+function memoryTenant(
+  memories: MemoryReviewBackend,
+  projectId: string,
+  tenant: string | undefined,
+): Promise<string | null> {
+  return tenantOfProject(
+    memories,
+    projectId,
+    tenant,
+    (message) => new ReviewRequestError('invalid', message),
+  );
 }
 
 async function tenantOf(backend: ReviewBackend, tenant: string | undefined): Promise<string> {
@@ -172,7 +260,9 @@ export function embeddedReviewBackend(
   const desk = new ReviewDesk(new SqliteEventLogAdapter(log), distillerCodecs(topics), {
     timeoutMs: options.timeoutMs ?? 30_000,
   });
+  const memories = lifecycleMemoryReviews({ dataDir });
   return {
+    memories,
     tenants: () => (started ? desk.tenants() : Promise.resolve([])),
     async list(query) {
       if (!started || query.tenantId === '') return [];
@@ -188,7 +278,10 @@ export function embeddedReviewBackend(
       const { proposal, changed } = await desk.decide(request);
       return { proposal: proposalMessage(proposal), changed };
     },
-    close: () => Promise.resolve(log.close()),
+    async close() {
+      await memories.close();
+      log.close();
+    },
   };
 }
 
@@ -278,12 +371,25 @@ function reviewUrlOf(options: Pick<CommonOptions, 'grpc' | 'url'>): string {
 }
 
 async function execute(action: ReviewAction, options: CommonOptions): Promise<void> {
-  const backend =
+  let backend: ReviewBackend =
     options.grpc !== undefined || options.distributed
       ? grpcReviewBackend(reviewUrlOf(options), options.token ?? loadConfig().recall.token)
       : embeddedReviewBackend(options.dataDir, {
           timeoutMs: Number(options.waitSeconds ?? 30) * 1000,
         });
+  // --distributed: the memories to review are on the configured Kafka and Elasticsearch.
+  if (options.distributed && options.grpc === undefined) {
+    const memories = lifecycleMemoryReviews({ dataDir: options.dataDir, distributed: true });
+    const proposals = backend;
+    backend = {
+      ...proposals,
+      memories,
+      async close() {
+        await memories.close();
+        await proposals.close();
+      },
+    };
+  }
   try {
     const run = await runReview(backend, action, options);
     if (run.stdout !== '') console.log(run.stdout);
@@ -301,11 +407,13 @@ Exit codes: 0 done, 2 invalid request, 3 no such proposal, 4 already decided oth
 export function registerReviewCommand(program: Command): void {
   const review = program
     .command('review')
-    .description("the reflector's MEMORY.md proposals: list, approve, edit then approve, reject")
+    .description(
+      "the reflector's MEMORY.md proposals, and inferred memories flagged needsReview: list, approve, edit then approve, reject",
+    )
     .addHelpText('after', EXIT_HELP);
   withCommonOptions(review.command('list', { isDefault: true }))
     .description('list proposals (pending ones unless --status says)')
-    .option('--project <id>', 'only this project')
+    .option('--project <id>', 'only this project (and list its memories flagged needsReview)')
     .option(
       '--status <status>',
       'pending | approved | rejected | expired | all',
@@ -315,19 +423,30 @@ export function registerReviewCommand(program: Command): void {
     .action((options: CommonOptions & { project?: string; status: StatusFilter }) =>
       execute({ kind: 'list', project: options.project, status: options.status }, options),
     );
+  const memoryProject = '--project <id>';
+  const memoryProjectHelp = 'for a memory id (not p-…): the memory’s project';
   withCommonOptions(review.command('approve <id>'))
-    .description('approve a proposal: it becomes a user-verified memory')
-    .action((id: string, options: CommonOptions) => execute({ kind: 'approve', id }, options));
+    .description(
+      'approve a proposal: it becomes a user-verified memory (a memory id: Feedback CONFIRM)',
+    )
+    .option(memoryProject, memoryProjectHelp)
+    .action((id: string, options: CommonOptions & { project?: string }) =>
+      execute({ kind: 'approve', id, project: options.project }, options),
+    );
   withCommonOptions(review.command('edit <id>'))
-    .description('approve a proposal with your text instead of the proposed one')
+    .description(
+      'approve a proposal with your text instead of the proposed one (a memory id: Feedback CORRECT)',
+    )
     .requiredOption('--text <text>', 'the MEMORY.md line to keep')
-    .action((id: string, options: CommonOptions & { text: string }) =>
-      execute({ kind: 'edit', id, text: options.text }, options),
+    .option(memoryProject, memoryProjectHelp)
+    .action((id: string, options: CommonOptions & { text: string; project?: string }) =>
+      execute({ kind: 'edit', id, text: options.text, project: options.project }, options),
     );
   withCommonOptions(review.command('reject <id>'))
-    .description('reject a proposal (nothing is promoted)')
+    .description('reject a proposal (nothing is promoted; a memory id: Feedback DELETE)')
     .option('--reason <text>', 'why, recorded in the review log')
-    .action((id: string, options: CommonOptions & { reason?: string }) =>
-      execute({ kind: 'reject', id, reason: options.reason }, options),
+    .option(memoryProject, memoryProjectHelp)
+    .action((id: string, options: CommonOptions & { reason?: string; project?: string }) =>
+      execute({ kind: 'reject', id, reason: options.reason, project: options.project }, options),
     );
 }

@@ -3,3 +3,4 @@ export * from './staleness';
 export * from './supersession';
 export * from './memory-history';
 export * from './pruning';
+export * from './review-queue';
