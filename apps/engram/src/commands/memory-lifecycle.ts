@@ -1,3 +1,4 @@
+import type { Client } from '@elastic/elasticsearch';
 import type { Embedder } from '@engram/ai';
 import { loadConfig } from '@engram/config';
 import { TOPICS, type Memory, type Typed } from '@engram/contracts';
@@ -10,6 +11,7 @@ import {
   type EventLogPort,
   type LoggedMemoryVersion,
   type MemoryHistoryEntry,
+  type RankingConfig,
   type RecallStore,
   type TopicCodec,
 } from '@engram/core';
@@ -179,31 +181,23 @@ export async function openMemoryLifecycle(options: LifecycleOptions): Promise<Me
   const embedder = options.embedder ?? LEXICAL_ONLY_EMBEDDER;
   if (options.distributed) {
     const kafka = createKafka({ brokers: config.kafka.brokers, clientId: options.clientId });
+    // Listed first: asking a missing topic for its offsets must not get it auto-created.
+    const admin = kafka.admin();
+    await admin.connect();
+    const hasTopic = await admin
+      .listTopics()
+      .then((topics) => topics.includes(codec.topic))
+      .finally(() => admin.disconnect());
     const log = new KafkaEventLog(kafka, new AvroRegistry(config.schemaRegistry.url));
     await log.connect();
-    const client = createElasticsearchClient(config.elasticsearch.url);
-    const indices = retrievalIndexNames(config.topicPrefix);
-    const hasTopic = (await log.endOffsets(codec.topic).catch(() => [])).length > 0;
-    const stack = createRecallStack({
-      client,
-      indices,
+    return distributedMemoryLifecycle({
+      log,
+      hasTopic,
+      client: createElasticsearchClient(config.elasticsearch.url),
+      topicPrefix: config.topicPrefix,
       embedder,
       ranking: config.ranking,
-      publish: publishMemoryRecordsTo(log, codec),
-      publishTombstones: publishTombstonesTo(log, config.topicPrefix),
     });
-    return {
-      log,
-      codec,
-      hasTopic,
-      stack,
-      tenantsWithProject: (projectId) => tenantsWithProject(client, [indices.memories], projectId),
-      async close() {
-        await stack.access.close().catch(() => undefined);
-        await log.disconnect();
-        await client.close();
-      },
-    };
   }
   if (!existsSync(join(options.dataDir, 'events.db'))) {
     throw new Error(
@@ -230,6 +224,44 @@ export async function openMemoryLifecycle(options: LifecycleOptions): Promise<Me
       await stack.access.close().catch(() => undefined);
       store.close();
       sqlite.close();
+    },
+  };
+}
+
+/**
+ * The distributed lifecycle: the memories topic on a connected Kafka log, the recall services on
+ * the Elasticsearch indices of `topicPrefix`; closing it disconnects the log and the client.
+ */
+export function distributedMemoryLifecycle(parts: {
+  log: KafkaEventLog;
+  /** Whether the memories topic exists (nothing to read or prune if not). */
+  hasTopic: boolean;
+  client: Client;
+  topicPrefix: string;
+  embedder: Embedder;
+  ranking: RankingConfig;
+}): MemoryLifecycle {
+  const { log, client, topicPrefix, hasTopic } = parts;
+  const codec = memoryTopicCodec(topicPrefix);
+  const indices = retrievalIndexNames(topicPrefix);
+  const stack = createRecallStack({
+    client,
+    indices,
+    embedder: parts.embedder,
+    ranking: parts.ranking,
+    publish: publishMemoryRecordsTo(log, codec),
+    publishTombstones: publishTombstonesTo(log, topicPrefix),
+  });
+  return {
+    log,
+    codec,
+    hasTopic,
+    stack,
+    tenantsWithProject: (projectId) => tenantsWithProject(client, [indices.memories], projectId),
+    async close() {
+      await stack.access.close().catch(() => undefined);
+      await log.disconnect();
+      await client.close();
     },
   };
 }

@@ -192,8 +192,11 @@ describe('engram memory prune and history (embedded)', () => {
 
   it('history: a supersession the indexer wrote to the store only shows as the last entry', async () => {
     const run = await runMemoryHistory(lifecycle, 'm-axios', {});
-    expect(run.stdout).toMatch(/^memory m-axios \(decision, module; acme\/acme\/api\): 2 versions/);
+    expect(run.stdout).toMatch(
+      /^memory m-axios \(decision, module; tenant acme, project acme\/api\): 2 versions/,
+    );
     expect(run.stdout).toContain('why: superseded by m-undici');
+    expect(run.stdout).toContain('retrieval store (derived, not on the log)');
     const undici = await runMemoryHistory(lifecycle, 'm-undici', { json: true });
     const entries = versionsOf(undici);
     expect(entries.map((e) => e.source)).toEqual(['log', 'store']);
@@ -206,7 +209,7 @@ describe('engram memory prune and history (embedded)', () => {
     try {
       const run = await runMemoryHistory(opened, 'm-stale', {});
       expect(run.stdout.split('\n')[0]).toBe(
-        'memory m-stale (gotcha, module; acme/acme/api): 3 versions',
+        'memory m-stale (gotcha, module; tenant acme, project acme/api): 3 versions',
       );
       expect(run.stdout).toContain('why: pruned (stale)');
       expect(run.stdout).toContain('tags: + pruned:stale');

@@ -61,13 +61,18 @@ export function formatMemoryHistory(
 ): string {
   const first = entries.find((e) => e.memory !== null)?.memory;
   const what = first
-    ? ` (${first.memoryType}, ${first.scope}; ${first.tenantId}/${first.projectId})`
+    ? ` (${first.memoryType}, ${first.scope}; tenant ${first.tenantId}, project ${first.projectId})`
     : '';
   const lines = [`memory ${memoryId}${what}: ${count(entries.length, 'version', 'versions')}`];
   entries.forEach((entry, i) => {
-    const at = entry.timestamp === null ? 'time unknown' : new Date(entry.timestamp).toISOString();
+    const at =
+      entry.timestamp === null ? 'time not recorded' : new Date(entry.timestamp).toISOString();
     const kind = entry.memory === null ? 'tombstone' : `confidence ${entry.memory.confidence}`;
-    lines.push(`v${i + 1}  ${at}  p${entry.partition}@${entry.offset}  ${kind}`);
+    const where =
+      entry.source === 'store'
+        ? 'retrieval store (derived, not on the log)'
+        : `p${entry.partition}@${entry.offset}`;
+    lines.push(`v${i + 1}  ${at}  ${where}  ${kind}`);
     for (const reason of entry.reasons) lines.push(`    why: ${reason}`);
     for (const change of entry.changes) {
       if (change.field === 'created' || change.field === 'deleted') continue;
