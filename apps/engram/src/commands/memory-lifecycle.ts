@@ -13,6 +13,7 @@ import {
   type MemoryHistoryEntry,
   type RankingConfig,
   type RecallStore,
+  type StoreFilter,
   type TopicCodec,
 } from '@engram/core';
 import {
@@ -128,17 +129,20 @@ export async function memoryHistoryOnLog(
   return memoryHistory(versions);
 }
 
-/** Memories of a project as the retrieval store holds them (by id, or its newest `size`). */
+/**
+ * Memories of a project as the retrieval store holds them: by id, or the newest STORE_WINDOW
+ * matching `filter` (newest `timestamp` first).
+ */
 export async function storedMemories(
   store: Pick<RecallStore, 'list'>,
   scope: { tenantId: string; projectId: string },
   ids: readonly string[] | null,
-  size = ids?.length ?? STORE_WINDOW,
+  filter: readonly StoreFilter[] = [],
 ): Promise<Memory[]> {
   const listed = await store.list<MemoryDocument>('memories', {
     scope: { tenantId: scope.tenantId, projectId: scope.projectId },
-    filter: ids === null ? [] : [anyOfFilter('memoryId', ids)],
-    size,
+    filter: ids === null ? filter : [...filter, anyOfFilter('memoryId', ids)],
+    size: ids?.length ?? STORE_WINDOW,
   });
   return listed.map(({ source }) => memoryFromSource(source));
 }

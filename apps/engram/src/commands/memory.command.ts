@@ -6,8 +6,10 @@ import {
   type MemoryType,
 } from '@engram/contracts';
 import {
+  anyOfFilter,
   errorMessage,
   PRUNE_RULE,
+  pruneCreatedBefore,
   prunedReason,
   prunedVersion,
   selectForPruning,
@@ -18,6 +20,7 @@ import {
 import { InvalidArgumentError, type Command } from 'commander';
 import {
   memoryHistoryOnLog,
+  STORE_WINDOW,
   storedMemories,
   openMemoryLifecycle,
   type MemoryLifecycle,
@@ -122,6 +125,8 @@ export interface PruneRequest {
   now: number;
   /** Recorded as the Feedback's userId. */
   by?: string;
+  /** Told what the run could not cover (a store listing cut at its window). */
+  warn?: (message: string) => void;
 }
 
 export interface PruneOutcome {
@@ -151,7 +156,24 @@ export async function pruneMemories(
 ): Promise<PruneOutcome[]> {
   if (!lifecycle.hasTopic) return [];
   const scope = { tenantId: request.tenantId, projectId: request.projectId };
-  const memories = await storedMemories(lifecycle.stack.store, scope, null);
+  const { criteria } = request;
+  // The store narrows to a superset of the rule's choice (an interrupted run's pruned versions
+  // keep their createdAt, so they are among it); the rule decides.
+  const memories = await storedMemories(lifecycle.stack.store, scope, null, [
+    ...(criteria.types.length > 0 ? [anyOfFilter('memoryType', criteria.types)] : []),
+    ...(criteria.scopes.length > 0 ? [anyOfFilter('scope', criteria.scopes)] : []),
+    {
+      kind: 'range',
+      field: 'createdAt',
+      lte: pruneCreatedBefore(criteria, PRUNE_RULE, request.now),
+    },
+  ]);
+  if (memories.length >= STORE_WINDOW) {
+    request.warn?.(
+      `only the ${STORE_WINDOW} most recently written candidates were considered: ` +
+        'run again, or narrow with --type/--scope',
+    );
+  }
   const unfinished = memories.flatMap((memory) => {
     const reason = prunedReason(memory);
     return reason === null ? [] : [{ memory, reason, resumed: true }];
@@ -387,6 +409,7 @@ export function registerMemoryCommand(program: Command): void {
                 ...(options.by !== undefined && { by: options.by }),
                 dryRun,
                 now: Date.now(),
+                warn: (message) => console.error(`engram memory prune: ${message}`),
               });
         const failed = outcomes.some((o) => o.status === 'failed');
         print({

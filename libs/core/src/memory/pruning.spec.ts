@@ -6,6 +6,7 @@ import {
   decayedConfidence,
   NO_PRUNE_CRITERIA,
   PRUNE_RULE,
+  pruneCreatedBefore,
   prunedVersion,
   pruneVerdict,
   selectForPruning,
@@ -184,5 +185,25 @@ describe('prunedVersion', () => {
     expect(prunedReason(pruned)).toBe('older-than-90d');
     // An earlier staleAt is kept.
     expect(prunedVersion({ ...m, staleAt: NOW - DAY }, 'stale', NOW).staleAt).toBe(NOW - DAY);
+  });
+});
+
+describe('pruneCreatedBefore', () => {
+  it('should bound creation by the shortest idle time the criteria could select', () => {
+    const bound = (over: Partial<PruneCriteria>) =>
+      (NOW - pruneCreatedBefore(criteria(over), PRUNE_RULE, NOW)) / DAY;
+    expect(bound({})).toBe(7);
+    expect(bound({ stale: true })).toBe(1);
+    expect(bound({ stale: true, olderThanDays: 90 })).toBe(90);
+    // Whatever it selects was created before the bound.
+    const memories = [1, 2, 6, 8, 30, 61, 91, 400].map((days) =>
+      idle(days, { memoryId: `m-${days}`, scope: 'session', staleAt: NOW - DAY, confidence: 0.1 }),
+    );
+    for (const over of [{}, { stale: true }, { olderThanDays: 90 }, { belowConfidence: 0.5 }]) {
+      const limit = pruneCreatedBefore(criteria(over), PRUNE_RULE, NOW);
+      const selected = selectForPruning(memories, criteria(over), PRUNE_RULE, NOW);
+      expect(selected.length).toBeGreaterThan(0);
+      for (const { memory } of selected) expect(memory.createdAt).toBeLessThanOrEqual(limit);
+    }
   });
 });

@@ -137,6 +137,17 @@ export function selectForPruning(
 }
 
 /**
+ * No memory created after this time can be selected under the criteria (it cannot have been idle
+ * long enough): a store need be asked only for older ones.
+ */
+export function pruneCreatedBefore(criteria: PruneCriteria, rule: PruneRule, now: number): number {
+  const idleDays = hasCriteria(criteria)
+    ? Math.max(rule.minIdleDays, criteria.olderThanDays ?? 0)
+    : Math.max(rule.minIdleDays, Math.min(rule.sessionExpiryDays, rule.decayedIdleDays));
+  return now - idleDays * DAY_MS;
+}
+
+/**
  * The memory's final version before its tombstone: tagged `pruned:<reason>`, stale from `now`
  * (an earlier staleAt is kept), so the history says why it went. Its eventId derives from the
  * version it replaces and the reason (a retried prune writes the same one).
