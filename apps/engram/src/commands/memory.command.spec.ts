@@ -153,7 +153,7 @@ describe('engram memory prune and history (embedded)', () => {
 
   it('prune → recall no longer returns it → history shows the pruned version and the tombstone', async () => {
     expect(await recalled('session cookie parser')).toContain('m-stale');
-    const outcomes = await prune();
+    const outcomes = await prune({ by: 'tim' });
     expect(outcomes.map((o) => [o.memoryId, o.status])).toEqual([
       ['m-axios', 'pruned'],
       ['m-stale', 'pruned'],
@@ -175,7 +175,7 @@ describe('engram memory prune and history (embedded)', () => {
       ['deleted'],
     ]);
     expect(versions[1].memory?.tags).toContain('pruned:stale');
-    expect(versions[1].reasons).toEqual(['pruned (stale)']);
+    expect(versions[1].reasons).toEqual(['pruned (stale)', 'written by tim']);
     expect(versions[2]).toMatchObject({ source: 'log', memory: null });
     expect(versions[2].reasons).toEqual(['deleted after pruning (stale)']);
 

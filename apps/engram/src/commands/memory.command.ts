@@ -191,7 +191,9 @@ export async function pruneMemories(
     try {
       if (!resumed) {
         const final = prunedVersion(memory, reason, request.now);
-        await lifecycle.log.publish(lifecycle.codec, [{ type: 'Memory', ...final }]);
+        // Who pruned it is kept on the version (a tombstone carries nothing).
+        const by = request.by !== undefined && { userId: request.by };
+        await lifecycle.log.publish(lifecycle.codec, [{ type: 'Memory', ...final, ...by }]);
       }
       await lifecycle.stack.feedback.feedback({
         ...scope,

@@ -79,6 +79,11 @@ describe('memoryVersionChanges', () => {
       parseFeedback({ ...SCOPE, memoryId: 'm-1', action, ...extra });
     const confirmed = applyFeedback(base, request('confirm'), NOW);
     expect(memoryVersionReasons(base, confirmed)).toEqual(['confirmed by a person (feedback)']);
+    const byAlice = applyFeedback(base, request('confirm', { userId: 'alice' }), NOW);
+    expect(memoryVersionReasons(base, byAlice)).toEqual([
+      'confirmed by a person (feedback)',
+      'written by alice',
+    ]);
     const corrected = applyFeedback(
       base,
       request('correct', { reason: 'inaccurate', correctedContent: 'Use the refresh lock' }),
@@ -98,6 +103,10 @@ describe('memoryVersionChanges', () => {
   it('should give the pruning reason on the pruned version and on the tombstone after it', () => {
     const pruned = prunedVersion(base, 'stale', NOW);
     expect(memoryVersionReasons(base, pruned)).toEqual(['pruned (stale)']);
+    expect(memoryVersionReasons(base, { ...pruned, userId: 'tim' })).toEqual([
+      'pruned (stale)',
+      'written by tim',
+    ]);
     expect(memoryVersionReasons(pruned, null)).toEqual(['deleted after pruning (stale)']);
     expect(memoryVersionReasons(base, null)).toEqual([
       'deleted (a tombstone: Feedback DELETE, or a duplicate of another memory)',

@@ -150,6 +150,10 @@ export function memoryVersionReasons(prev: Memory | null, next: Memory | null): 
   } else if ((prev.staleAt ?? null) === null && (next.staleAt ?? null) !== null && !fileReasons) {
     reasons.push('marked stale (feedback: outdated, or its files are gone)');
   }
+  // Who: the person a feedback or a prune names (`--by`), when this version is theirs.
+  if (reasons.length > 0 && next.userId && next.userId !== prev.userId) {
+    reasons.push(`written by ${next.userId}`);
+  }
   return reasons;
 }
 
