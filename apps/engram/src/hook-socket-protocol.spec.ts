@@ -43,7 +43,7 @@ describe('hookSocketOptions', () => {
   });
 
   it('should leave to the full command what the socket does not serve or what is wrong', () => {
-    for (const args of [
+    const cases = [
       ['--flush'],
       ['--help'],
       ['install'],
@@ -52,9 +52,10 @@ describe('hookSocketOptions', () => {
       ['--budget-ms', 'soon'],
       ['--context-budget-ms=1.5'],
       ['--tenant', 'acme', '--unknown'],
-    ]) {
-      expect(hookSocketOptions(args, '/x'), args.join(' ')).toBeNull();
-    }
+    ];
+    expect(cases.map((args) => [args.join(' '), hookSocketOptions(args, '/x')])).toEqual(
+      cases.map((args) => [args.join(' '), null]),
+    );
   });
 });
 
