@@ -16,7 +16,7 @@ import {
   type ObserverGraphBatch,
 } from '@engram/neo4j';
 import type { Kafka } from 'kafkajs';
-import { isInt, type Driver } from 'neo4j-driver';
+import type { Driver } from 'neo4j-driver';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   ensureObserverTopics,
@@ -42,6 +42,7 @@ import { formatNeighbors, neighborsReport } from '../../apps/engram/src/commands
 import { CuttableProxy } from './support/cuttable-proxy';
 import { readAllCommitted, testKafka, testRegistry } from './support/kafka-fixtures';
 import { eventually, uniqueName } from './support/unique';
+import { graphLines as graphSnapshot, plain } from './support/graph-lines';
 
 const PARTITIONS = 3;
 const HOUR = 3_600_000;
@@ -134,50 +135,6 @@ async function settled(runtime: ObserverRuntime, events: number, ended: number):
         : undefined,
     { timeoutMs: 90_000, intervalMs: 100 },
   );
-}
-
-/**
- * A record value as plain JSON: Neo4j integers as numbers, and map keys sorted — Neo4j returns a
- * map's properties in no fixed order, so two equal graphs could otherwise print differently.
- */
-const plain = (value: unknown): unknown =>
-  JSON.parse(
-    JSON.stringify(value, (_key, v: unknown) => {
-      if (isInt(v)) return v.toNumber();
-      if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
-      return Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1)));
-    }),
-  ) as unknown;
-
-/**
- * The project's whole graph as sorted lines: nodes with their properties, relationships with
- * their ends and properties. The run's session-id prefix and project id are replaced by
- * placeholders, so runs on different topics and projects compare.
- */
-async function graphSnapshot(driver: Driver, scope: Scope, run: string): Promise<string[]> {
-  const keyOf = `CASE WHEN n.path IS NOT NULL THEN n.path WHEN n.hash IS NOT NULL THEN n.hash
-                      WHEN n.id IS NOT NULL THEN n.id ELSE n.projectId END`;
-  const nodes = await driver.executeQuery(
-    `MATCH (n) WHERE n.tenantId = $tenantId AND n.projectId = $projectId
-     RETURN labels(n) AS labels, properties(n) AS props`,
-    scope,
-  );
-  const relationships = await driver.executeQuery(
-    `MATCH (n)-[r]->(m) WHERE n.tenantId = $tenantId AND n.projectId = $projectId
-     WITH n, r, m, ${keyOf} AS from
-     WITH r, m, from, ${keyOf.replaceAll('n.', 'm.')} AS to
-     RETURN type(r) AS type, from, to, properties(r) AS props`,
-    scope,
-  );
-  const lines = [
-    ...nodes.records.map((r) => JSON.stringify(plain([r.get('labels'), r.get('props')]))),
-    ...relationships.records.map((r) =>
-      JSON.stringify(plain([r.get('type'), r.get('from'), r.get('to'), r.get('props')])),
-    ),
-  ];
-  return lines
-    .map((line) => line.replaceAll(run, 'RUN').replaceAll(scope.projectId, 'PROJECT'))
-    .sort();
 }
 
 /** The memories committed to a topic, latest per memoryId (a compacted topic's view). */

@@ -252,14 +252,36 @@ describe('ObserverStage', () => {
     expect(restarted.stage.openSessions).toBe(1);
   });
 
-  it('should finish a session idle for sessionIdleMs of stream time', async () => {
+  it("should finish a session idle for sessionIdleMs of its partition's watermark", async () => {
     const { stage, log, commit } = harness(new Map(), {}, 60_000);
     commit(await stage.toolCallStage.transform(delivered(SESSION_1)));
     const later = sessionCalls(ACME, 's3', [read(C)], T0 + 120_000);
     commit(await stage.toolCallStage.transform(delivered(later, 4)));
+    // Only the tool calls have moved on: s1's end may still be unread on the lifecycle topic.
+    commit(await stage.sweep());
+    expect(stage.counters.sessionsExpired).toBe(0);
+    // Both topics of the partition are past s1's last activity + 60 s: s1 was abandoned.
+    const started = sessionStarted(ACME, 's3', T0 + 119_000);
+    commit(await stage.lifecycleStage.transform(delivered([started])));
     commit(await stage.sweep());
     expect(stage.counters.sessionsExpired).toBe(1);
     expect([...log.keys()].filter((key) => key.startsWith('session:'))).toEqual(['session:s3']);
+  });
+
+  it('should not expire a session of a lagging partition by another partition’s events (issue #19)', async () => {
+    const { stage, commit } = harness(new Map(), {}, 60_000);
+    const quiet = sessionCalls(ACME, 's1', [read(A)]);
+    commit(await stage.toolCallStage.transform(delivered(quiet, 0, 0)));
+    commit(
+      await stage.lifecycleStage.transform(delivered([sessionStarted(ACME, 's1', T0 - 1)], 0, 0)),
+    );
+    // Partition 1 is read far ahead, in both topics: a day later.
+    const ahead = sessionCalls(ACME, 's9', [read(B)], T0 + 86_400_000);
+    commit(await stage.toolCallStage.transform(delivered(ahead, 0, 1)));
+    const aheadStart = sessionStarted(ACME, 's9', T0 + 86_400_000);
+    commit(await stage.lifecycleStage.transform(delivered([aheadStart], 0, 1)));
+    commit(await stage.sweep());
+    expect(stage.counters.sessionsExpired).toBe(0);
   });
 
   it('should count paths outside the project instead of writing them', async () => {
@@ -349,7 +371,7 @@ describe('ObserverStage', () => {
     expect(ended).toMatchObject({ lastActivityAt: at + 60_000, endedAt: at + 60_000 });
   });
 
-  it('should forget an ended session after endedSessionRetentionMs of stream time', async () => {
+  it("should forget an ended session after endedSessionRetentionMs of its partition's watermark", async () => {
     const { stage, log, commit } = harness(
       new Map(),
       { endOffset: () => Promise.resolve(0) },
@@ -360,16 +382,23 @@ describe('ObserverStage', () => {
     commit(
       await stage.lifecycleStage.transform(delivered([sessionEnded(ACME, 's2', T0 + 60_000)])),
     );
-    // Another session moves the stream on, to just before the window closes: kept.
-    const other = sessionCalls(ACME, 's5', [read(A)], T0 + 60_000 + 3_599_999);
+    // Another session moves both topics on, to just before the window closes: kept.
+    const edge = T0 + 60_000 + 3_599_999;
+    const other = sessionCalls(ACME, 's5', [read(A)], edge);
     commit(await stage.toolCallStage.transform(delivered(other, 3)));
+    commit(await stage.lifecycleStage.transform(delivered([sessionStarted(ACME, 's5', edge)], 1)));
     commit(await stage.sweep());
     expect(log.has('ended:s2')).toBe(true);
-    const more = sessionCalls(ACME, 's5', [read(A), read(B)], T0 + 60_000 + 3_599_999).slice(1);
+    const more = sessionCalls(ACME, 's5', [read(A), read(B)], edge).slice(1);
     commit(await stage.toolCallStage.transform(delivered(more, 4)));
+    // (the tool calls alone are not enough: the lifecycle topic may still hold s2's events)
+    commit(await stage.sweep());
+    expect(log.has('ended:s2')).toBe(true);
+    const end = sessionEnded(ACME, 's5', more[0].timestamp);
+    commit(await stage.lifecycleStage.transform(delivered([end], 2)));
     commit(await stage.sweep());
     expect(log.has('ended:s2')).toBe(false);
-    expect(stage.endedSessionsKept).toBe(0);
+    expect(stage.endedSessionsKept).toBe(1); // s5, which has just ended
     expect(stage.counters.endedSessionsForgotten).toBe(1);
   });
 });

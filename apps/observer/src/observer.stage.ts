@@ -111,7 +111,7 @@ export interface ObserverStageOptions {
   redact: (text: string) => string;
   /** The project's root, to place absolute paths (null: absolute paths are rejected). */
   projectRootOf?: (tenantId: string, projectId: string) => string | null;
-  /** A session silent this long (stream time) is finished without a SessionEnded. */
+  /** A session silent this long (its partition's watermark) is finished without a SessionEnded. */
   sessionIdleMs?: number;
   /**
    * The project's memories naming files (the compacted memory topic), for the sweep against a
@@ -219,7 +219,14 @@ export class ObserverStage {
   private stagedProjectWorks = 0;
   private transformDone = false;
   /** The latest event time seen: idle sessions are timed by the stream, so a replay agrees. */
-  private streamTime = 0;
+  /**
+   * Per input partition, the latest event time consumed from each input topic: the parts of
+   * the partition's watermark (see `watermark`).
+   */
+  private readonly consumedTimes = {
+    toolCalls: new Map<number, number>(),
+    lifecycle: new Map<number, number>(),
+  };
   private readonly sessionIdleMs: number;
   private readonly projectWork: ReturnType<typeof projectWorkCodec>;
 
@@ -282,8 +289,9 @@ export class ObserverStage {
   }
 
   readonly toolCallStage: ExactlyOnceStage<Typed<'ToolCallObserved'>> = {
-    transform: (items) =>
-      this.run(items, (work) => {
+    transform: (items) => {
+      this.noteConsumedTimes(this.consumedTimes.toolCalls, items);
+      return this.run(items, (work) => {
         for (const item of items) {
           const next = Number(item.offset) + 1;
           if (next > (work.consumed.get(item.partition) ?? 0)) {
@@ -292,13 +300,15 @@ export class ObserverStage {
         }
         for (const item of items) this.onToolCall(work, item);
         for (const partition of work.consumed.keys()) this.drainPartition(work, partition);
-      }),
+      });
+    },
     onCommitted: () => this.committed(),
     onAborted: () => this.aborted(),
   };
 
   readonly lifecycleStage: ExactlyOnceStage<LifecycleEvent> = {
     transform: async (items) => {
+      this.noteConsumedTimes(this.consumedTimes.lifecycle, items);
       const ends = new Map<number, number>();
       for (const partition of new Set(items.map((item) => item.partition))) {
         ends.set(partition, await this.options.positions.endOffset(partition));
@@ -319,7 +329,7 @@ export class ObserverStage {
 
   /**
    * The timer: applies lifecycle events whose tool calls have been consumed meanwhile (perhaps by
-   * a predecessor), and finishes sessions idle for `sessionIdleMs` of stream time.
+   * a predecessor), and finishes sessions idle for `sessionIdleMs` by their partition's watermark.
    */
   async sweep(): Promise<AnyStageOutput[]> {
     this.transformDone = false;
@@ -331,12 +341,13 @@ export class ObserverStage {
       this.drainPartition(work, partition);
     }
     for (const [sessionId, entry] of this.index) {
-      if (this.streamTime - entry.lastActivityAt < this.sessionIdleMs) continue;
+      if (this.watermark(entry.partition) - entry.lastActivityAt < this.sessionIdleMs) continue;
       const session = this.loadSession(work, sessionId, entry.partition);
       if (session && !session.ended) this.expire(work, session);
     }
     for (const [sessionId, entry] of this.endedIndex) {
-      if (!endedSessionExpired(entry.lastActivityAt, this.streamTime, this.options.settings)) {
+      const watermark = this.watermark(entry.partition);
+      if (!endedSessionExpired(entry.lastActivityAt, watermark, this.options.settings)) {
         continue;
       }
       const ended = this.loadEnded(work, sessionId, entry.partition);
@@ -664,9 +675,10 @@ export class ObserverStage {
     if (session.ended) return;
     this.applySignals(work, session, session.detector.finish(), session.record.lastActivityAt);
     const scratchpad = this.padOf(work, session);
-    const triggers = expireIdle(scratchpad.pad, this.streamTime, this.options.settings);
+    const now = this.watermark(session.record.partition);
+    const triggers = expireIdle(scratchpad.pad, now, this.options.settings);
     this.summarise(work, session, session.record.lastActivityAt, scratchpad.pad.everValidated);
-    this.trigger(work, session, triggers, scratchpad, this.streamTime);
+    this.trigger(work, session, triggers, scratchpad, now);
     session.ended = true;
     session.changed = true;
     this.counters.sessionsExpired += 1;
@@ -689,7 +701,29 @@ export class ObserverStage {
 
   private noteActivity(session: WorkingSession, at: number): void {
     session.record.lastActivityAt = Math.max(session.record.lastActivityAt, at);
-    this.streamTime = Math.max(this.streamTime, at);
+  }
+
+  private noteConsumedTimes(
+    times: Map<number, number>,
+    items: ReadonlyArray<Delivered<{ timestamp: number }>>,
+  ): void {
+    for (const { partition, event } of items) {
+      times.set(partition, Math.max(times.get(partition) ?? 0, event.timestamp));
+    }
+  }
+
+  /**
+   * The event time up to which partition `partition`'s sessions have been read on both input
+   * topics: idle sessions expire, and ended ones are forgotten, by it. Not the latest time seen
+   * on any partition: a first start reads one partition's backlog (or one topic's) before
+   * another's, and a stream time that far ahead expired sessions whose SessionEnded was still
+   * unread on the lagging partition — the same input gave different memories (issue #19).
+   */
+  private watermark(partition: number): number {
+    return Math.min(
+      this.consumedTimes.toolCalls.get(partition) ?? 0,
+      this.consumedTimes.lifecycle.get(partition) ?? 0,
+    );
   }
 
   /**
@@ -944,7 +978,6 @@ export class ObserverStage {
           partition,
           lastActivityAt: record.lastActivityAt,
         });
-        this.streamTime = Math.max(this.streamTime, record.lastActivityAt);
         return;
       }
       if (record.kind !== 'session') return;
@@ -953,7 +986,6 @@ export class ObserverStage {
         lastActivityAt: record.lastActivityAt,
         pending: record.pending.length,
       });
-      this.streamTime = Math.max(this.streamTime, record.lastActivityAt);
     });
   }
 
