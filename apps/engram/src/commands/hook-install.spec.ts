@@ -1,6 +1,7 @@
 import { installEngramHooks, uninstallEngramHooks, type ClaudeHooksConfig } from '@engram/core';
 import { Command } from 'commander';
 import {
+  existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -14,11 +15,14 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   changeSettingsFile,
+  DIRECT_HOOK_COMMAND,
   engramHookEntries,
   registerHookInstallCommands,
   SettingsFileError,
 } from './hook-install';
 import { registerHookCommand } from './hook.command';
+
+const ROOT_OF_REPO = join(__dirname, '..', '..', '..', '..');
 
 // A project settings file as people have them: permissions, env, and their own hooks — a
 // formatter after edits and a Bash guard (code.claude.com/docs/en/hooks, "Configuration").
@@ -103,10 +107,15 @@ describe('engram hook install', () => {
     for (const [event, groups] of Object.entries(ours)) {
       expect(after.hooks[event].slice(-groups.length)).toEqual(groups);
     }
+    // By default this checkout's bin/engram, run by node directly: no npx start-up per hook.
     expect(after.hooks.PostToolUse[1]).toMatchObject({
       matcher: '*',
-      hooks: [{ type: 'command', command: 'npx --no-install engram hook', async: true }],
+      hooks: [{ type: 'command', command: DIRECT_HOOK_COMMAND, async: true }],
     });
+    expect(DIRECT_HOOK_COMMAND).toBe(
+      `node ${JSON.stringify(join(ROOT_OF_REPO, 'bin', 'engram'))} hook`,
+    );
+    expect(existsSync(join(ROOT_OF_REPO, 'bin', 'engram'))).toBe(true);
   });
 
   it('should change nothing on a second install (same bytes, no write)', async () => {

@@ -36,11 +36,21 @@ export const ENGRAM_HOOKS_SNIPPET = join(
   'claude-code-settings.json',
 );
 
-/** The command the snippet runs; `--command` replaces it in every entry. */
+/** The command the shipped snippet runs (wherever `engram` is on the npm path). */
 const SNIPPET_COMMAND = 'npx --no-install engram hook';
 
+/**
+ * The command install writes by default: this checkout's `bin/engram` run by node directly.
+ * npx's own start-up costs 0.5–1.8 s per hook on a 2-core machine, more than the whole hook
+ * through the running service's socket (issue #22); `--command` writes another one (e.g. the
+ * snippet's, for a settings file shared across machines).
+ */
+export const DIRECT_HOOK_COMMAND = `node ${JSON.stringify(
+  resolve(__dirname, '..', '..', '..', '..', 'bin', 'engram'),
+)} hook`;
+
 /** Engram's hook entries, with `command` in place of the snippet's. */
-export function engramHookEntries(command = SNIPPET_COMMAND): ClaudeHooksConfig {
+export function engramHookEntries(command = DIRECT_HOOK_COMMAND): ClaudeHooksConfig {
   const snippet = JSON.parse(readFileSync(ENGRAM_HOOKS_SNIPPET, 'utf8')) as {
     hooks: ClaudeHooksConfig;
   };
@@ -197,7 +207,10 @@ export function registerHookInstallCommands(program: Command): void {
         "write Engram's hooks into Claude Code's settings (merged: other keys and hooks are kept; a second install changes nothing)",
       ),
   )
-    .option('--command <cmd>', `the command each hook runs (default "${SNIPPET_COMMAND}")`)
+    .option(
+      '--command <cmd>',
+      `the command each hook runs (default: this checkout's bin/engram run by node; "${SNIPPET_COMMAND}" for a shared settings file)`,
+    )
     .action((options: InstallCliOptions) =>
       run(() => {
         const ours = engramHookEntries(options.command);
