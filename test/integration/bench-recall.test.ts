@@ -1,10 +1,10 @@
 import { createElasticsearchClient } from '@engram/elasticsearch';
 import { afterAll, describe, expect, inject, it } from 'vitest';
+import { benchRecallDistributed } from '../../apps/engram/src/commands/bench-recall-distributed';
 import {
-  benchRecallDistributed,
   formatDistributedRecallBench,
   type DistributedRecallBench,
-} from '../../apps/engram/src/commands/bench-recall';
+} from '../../apps/engram/src/commands/bench-recall-distributed-report';
 import { uniqueName } from './support/unique';
 
 // `engram bench recall --distributed` end to end at a tiny size: the synthetic corpus bulk-written

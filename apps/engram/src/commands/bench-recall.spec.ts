@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DISTINCT_QUESTIONS, syntheticRecallCorpus, warmupQueries } from './bench-recall';
+import { DISTINCT_QUESTIONS, syntheticRecallCorpus, warmupQueries } from './bench-recall-corpus';
 
 describe('engram bench recall --distributed warm-up queries', () => {
   const corpus = syntheticRecallCorpus(10, 8, { distinctTexts: true });

@@ -5,13 +5,9 @@ import { benchDistill, formatDistillBench } from './bench-distill';
 import { runFrictionBenchCommand } from './bench-friction';
 import { benchHook, formatHookBench } from './bench-hook';
 import { benchObserve, formatObserveBench } from './bench-observe';
-import {
-  benchRecall,
-  benchRecallDistributed,
-  DISTRIBUTED_WARMUP_QUERIES,
-  formatDistributedRecallBench,
-  formatRecallBench,
-} from './bench-recall';
+import { benchRecall, formatRecallBench } from './bench-recall';
+import { benchRecallDistributed, DISTRIBUTED_WARMUP_QUERIES } from './bench-recall-distributed';
+import { formatDistributedRecallBench } from './bench-recall-distributed-report';
 import { benchSegmentEndToEnd } from './bench-segment-e2e';
 import { benchTruth, formatTruthBench } from './bench-truth';
 import { readFileSync } from 'node:fs';
