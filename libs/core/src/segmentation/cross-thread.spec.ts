@@ -1,20 +1,23 @@
 import { describe, expect, it, vi } from 'vitest';
 import {
+  scoreContinuity,
+  type CrossThreadCandidate,
+  type CrossThreadOpening,
+} from './cross-thread';
+import {
   algorithmicConfidence,
-  applyLinkOutcome,
-  classifyOutcome,
   combineDecisions,
   decideCrossThreadLink,
   decideCrossThreadLinkAlgorithmically,
-  scoreContinuity,
-  tuningReport,
-  type ContinuityAssessmentInput,
-  type CrossThreadCandidate,
-  type CrossThreadOpening,
   type LinkDecisionRecord,
-  type LlmContinuityAssessment,
-  type LlmContinuityAssessor,
-} from './cross-thread';
+} from './cross-thread-decision';
+import type {
+  ContinuityAssessmentInput,
+  LlmContinuityAssessment,
+  LlmContinuityAssessor,
+} from './cross-thread-llm';
+import { applyLinkOutcome, classifyOutcome } from './cross-thread-outcome';
+import { tuningReport } from './cross-thread-tuning';
 import { intentKeywords, jaccard } from './intent-keywords';
 
 const MINUTE = 60 * 1000;

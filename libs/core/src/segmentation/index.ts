@@ -4,6 +4,15 @@ export * from './topic-similarity';
 export * from './annotation';
 export * from './chaining';
 export * from './cross-thread';
+export * from './cross-thread-decision';
+export type {
+  ContinuityAssessmentInput,
+  LlmAssessmentStatus,
+  LlmContinuityAssessment,
+  LlmContinuityAssessor,
+} from './cross-thread-llm';
+export * from './cross-thread-outcome';
+export * from './cross-thread-tuning';
 export * from './boundary';
 export * from './segmenter-settings';
 export * from './session-segmenter';
