@@ -3,12 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { anyOfFilter, type StoreFilter } from '@engram/core';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  compileFilter,
-  ftsQuery,
-  SqliteRetrievalStore,
-  UnsupportedFilterError,
-} from './sqlite-retrieval-store';
+import { compileFilter, UnsupportedFilterError } from './sqlite-retrieval-filter';
+import { ftsQuery } from './sqlite-retrieval-query-text';
+import { SqliteRetrievalStore } from './sqlite-retrieval-store';
 
 // Store-level rules; the RecallStore behaviour itself is the contract suite
 // (apps/retrieval/src/retrieval.embedded.spec.ts here, Elasticsearch in the integration tier).

@@ -1,6 +1,6 @@
 import BetterSqlite3, { type Database } from 'better-sqlite3';
 import { classifyStorageError } from './sqlite-event-log';
-import { RETRIEVAL_STORE_TIERS, type RetrievalStoreTier } from './sqlite-retrieval-store';
+import { RETRIEVAL_STORE_TIERS, type RetrievalStoreTier } from './sqlite-retrieval-documents';
 import { recordVectorChange } from './vector-index';
 
 // `engram reindex` on the embedded store: every document of a tier whose vector is not of the
