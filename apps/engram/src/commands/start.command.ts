@@ -106,7 +106,7 @@ async function startEmbedded(config: EngramConfig, dataDir: string, grpcUrl: str
   process.once('SIGTERM', () => void stop());
 }
 
-interface EmbeddedGrpc {
+export interface EmbeddedGrpc {
   url: string;
   /** The recall stack's context service (the hook socket answers with it too). */
   context: RecallStack['context'];
@@ -134,9 +134,10 @@ function hookSocketNote(hooks: HookSocketServer | null): string {
 /**
  * The recall API over the embedded stores: the retrieval store the indexer writes (same model),
  * the SQLite observer graph for GetFileNeighbors, and the embedded log for Remember and Feedback
- * (whose deletions are tombstones the services' indexer also applies).
+ * (whose deletions are tombstones the services' indexer also applies). Exported for tests that
+ * compose `engram start` in process (agent-round-trip.spec.ts).
  */
-async function serveEmbeddedGrpc(
+export async function serveEmbeddedGrpc(
   config: EngramConfig,
   dataDir: string,
   services: EmbeddedServices,
