@@ -3,12 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { anyOfFilter, type StoreCandidateQuery, type StoreFilter } from '@engram/core';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  fts5Totals,
-  LexicalPostings,
-  lexicalScope,
-  type LexicalIndexOptions,
-} from './lexical-index';
+import type { LexicalIndexOptions } from './lexical-index';
+import { fts5Totals, LexicalPostings, lexicalScope } from './lexical-postings';
 import { SqliteRetrievalStore, type RetrievalStoreOperation } from './sqlite-retrieval-store';
 
 const ACME = lexicalScope('acme', 'api');

@@ -5,7 +5,8 @@ import {
   type StoreCandidates,
 } from '@engram/core';
 import type { Statement } from 'better-sqlite3';
-import { lexicalScope, type LexicalHit, type LexicalIndexes } from './lexical-index';
+import type { LexicalIndexes } from './lexical-index';
+import { lexicalScope, type LexicalHit } from './lexical-postings';
 import {
   ftsTable,
   sourceOf,
