@@ -141,12 +141,14 @@ async function latestEpisodes(topics: DistillerTopics): Promise<Map<string, Epis
 const recordIds = (memories: readonly Memory[]) => memories.map((m) => m.eventId).sort();
 
 /**
- * The memory topic as its compaction keeps it: each memory's final version, in topic order (one
- * key, one partition). Runs whose inputs interleave differently may write a memory once or twice
- * (an episode close's version over a session end's, memory-versions.ts) but end the same.
+ * Each session's final version of each memory it wrote, in topic order (one key, one partition).
+ * Runs whose inputs interleave differently may write a memory once or twice (an episode close's
+ * version over a session end's, memory-versions.ts) but each session ends with the same version.
+ * (Across sessions, the same fact learnt in two sessions is one memory id, and which session's
+ * version is written last depends on the partitions' timing; that is compared per session.)
  */
 const finalVersions = (memories: readonly Memory[]) =>
-  [...new Map(memories.map((m) => [m.memoryId, m.eventId]))].sort(([a], [b]) =>
+  [...new Map(memories.map((m) => [`${m.memoryId} ${m.sessionId}`, m.eventId]))].sort(([a], [b]) =>
     a < b ? -1 : a > b ? 1 : 0,
   );
 

@@ -96,6 +96,8 @@ describe('engram memory history, prune and review on Kafka and Elasticsearch', (
       () => (indexer.indexer.counters.indexed >= MEMORIES.length ? true : undefined),
       { timeoutMs: 90_000 },
     );
+    // Searches see what the indexer wrote once the index refreshes (every second by default).
+    await es.indices.refresh({ index: indices.memories });
   }, 180_000);
 
   afterAll(async () => {
@@ -157,10 +159,12 @@ describe('engram memory history, prune and review on Kafka and Elasticsearch', (
   });
 
   it('review: the needsReview memories from Elasticsearch, out of the queue once confirmed', async () => {
-    const queued = async () =>
-      memoriesToReview(await storedMemories(lifecycle.stack.store, SCOPE, null)).map(
+    const queued = async () => {
+      await es.indices.refresh({ index: indices.memories });
+      return memoriesToReview(await storedMemories(lifecycle.stack.store, SCOPE, null)).map(
         (m) => m.memoryId,
       );
+    };
     expect(await queued()).toEqual(['lc-review']);
     const answer = await lifecycle.stack.feedback.feedback({
       ...SCOPE,

@@ -46,9 +46,9 @@ async function publish(dataDir: string, content: string): Promise<void> {
 }
 
 /**
- * What a run produced, per derived topic: the latest record of every key (a compacted topic's
- * state: a memory's later version is allowed to arrive by another interleaving of the inputs, its
- * final version is not) or every record (an event topic: a multiset, so a duplicate shows); the
+ * What a run produced, per derived topic: the latest record of every key and session (a compacted
+ * topic's state: a memory's later version is allowed to arrive by another interleaving of the
+ * inputs, its final version is not) or every record (an event topic: a multiset, so a duplicate shows); the
  * records that occur twice; the retrieval documents and the observer graph.
  */
 function outputs(dataDir: string) {
@@ -75,11 +75,22 @@ function outputs(dataDir: string) {
   }
 }
 
+/**
+ * The latest record of every key — per session for the distiller's memories: one fact learnt in
+ * two sessions is one memory id, and which session's version lands last depends on the
+ * partitions' timing (the distiller's canonical order holds within a session:
+ * memory-versions.ts). The observer's memories converge per memory id whatever the order.
+ */
 function latestByKey(log: SqliteEventLog, topic: TopicInfo): string[] {
-  const partitions = Array.from({ length: topic.partitions }, (_, i) => i);
-  return [...log.latestByKey(topic.name, partitions)]
-    .map(([key, value]) => `${key} ${String(value)}`)
-    .sort();
+  const latest = new Map<string, string>();
+  for (const record of log.replay(topic.name)) {
+    const value = record.value === null ? null : String(record.value);
+    const parsed =
+      value === null ? {} : (JSON.parse(value) as { source?: string; sessionId?: string });
+    const group = parsed.source === 'distilled' ? ` ${parsed.sessionId}` : '';
+    latest.set(`${String(record.key)}${group}`, `${String(record.key)} ${value}`);
+  }
+  return [...latest.values()].sort();
 }
 
 function tableRows(dataDir: string, file: string): string[] {
