@@ -1,184 +1,34 @@
-import { ENGRAM_ID_NAMESPACE } from '../ids/deterministic-id';
-import { uuidV5Of } from '../ids/sha1-uuid-v5';
 import { InvalidEventError } from '../errors/engram-error';
-import { decideBoundary, type BoundaryRule } from './boundary';
-import { intentKeywords } from './intent-keywords';
+import { decideBoundary } from './boundary';
 import { checkPromptContent } from './prompt-validation';
 import { inactivityTimeoutMs, type SegmenterSettings } from './segmenter-settings';
+import {
+  addPrompt,
+  closeEpisode,
+  comparedEmbedding,
+  implicitThreadIdOf,
+  openEpisode,
+  recentWindow,
+} from './session-episodes';
+import type {
+  BoundaryReason,
+  PromptDecision,
+  PromptStepResult,
+  SegmenterOutput,
+  SegmenterPrompt,
+  SessionState,
+  StepContext,
+  StepResult,
+  ThreadState,
+} from './session-segmenter-types';
 
-/** Why an episode closed (SPEC §3 `reason`). */
-export type BoundaryReason =
-  | 'intent_shift'
-  | 'thread_inactivity'
-  | 'explicit_thread'
-  | 'session_end'
-  | 'size_limit'
-  | 'time_limit';
+export { comparedEmbedding, episodeIdOf, implicitThreadIdOf } from './session-episodes';
+export type * from './session-segmenter-types';
 
-/** The fields of a PromptSubmitted the segmenter reads (the contract type satisfies it). */
-export interface SegmenterPrompt {
-  eventId: string;
-  tenantId: string;
-  projectId: string;
-  sessionId: string;
-  agentId: string;
-  userId: string | null;
-  timestamp: number;
-  promptId: number;
-  source: 'user' | 'agent' | 'system';
-  channel: string;
-  channelKind: 'explicit' | 'implicit';
-  explicitThreadId: string | null;
-  text: string;
-  parentEpisodeId: string | null;
-}
-
-export interface OpenEpisode {
-  episodeId: string;
-  threadId: string;
-  firstPromptId: number;
-  lastPromptId: number;
-  startedAt: number;
-  lastActivityAt: number;
-  /** The accumulated intent keywords (seed 000's episode bag). */
-  bag: string[];
-  /** Sum of the prompt embeddings (hybrid mode) and how many were added. */
-  centroidSum: number[] | null;
-  centroidCount: number;
-  /**
-   * The last `hybridWindow` prompt embeddings, oldest first (hybrid mode with a window; absent in
-   * states written before the window existed, which then compare with the whole centroid).
-   */
-  recentEmbeddings?: number[][];
-  userPromptCount: number;
-  /** The first non-terse user prompt: the episode's stated intent. */
-  intent: string | null;
-  parentEpisodeId: string | null;
-  /** eventIds of the user prompts (provenance). */
-  sourceEventIds: string[];
-  openedBy: BoundaryReason | null;
-}
-
-export interface ThreadState {
-  threadId: string;
-  explicit: boolean;
-  createdAt: number;
-  lastActivityAt: number;
-  channels: string[];
-  turnCount: number;
-  /**
-   * Set when the timer closed the thread's episode (time limit) between prompts: the next prompt
-   * opens its episode with this reason, exactly as if it had found the limit itself.
-   */
-  pendingReason: BoundaryReason | null;
-}
-
-/** Everything the segmenter keeps per session; plain JSON (it lives in a compacted changelog). */
-export interface SessionState {
-  sessionId: string;
-  tenantId: string;
-  projectId: string;
-  userId: string | null;
-  thread: ThreadState | null;
-  episode: OpenEpisode | null;
-  lastPromptId: number | null;
-  /** Recent eventIds, newest last: a redelivered event changes nothing. */
-  recentEventIds: string[];
-  /** Latest event time seen (the session's clock). */
-  clock: number;
-}
-
-/** A closed or opened episode as the service publishes it. */
-export interface EpisodeSnapshot {
-  episodeId: string;
-  threadId: string;
-  tenantId: string;
-  projectId: string;
-  sessionId: string;
-  userId: string | null;
-  firstPromptId: number;
-  lastPromptId: number;
-  startedAt: number;
-  endedAt: number | null;
-  intentKeywords: string[];
-  intent: string | null;
-  userPromptCount: number;
-  parentEpisodeId: string | null;
-  sourceEventIds: string[];
-}
-
-export type SegmenterOutput =
-  | {
-      kind: 'opened';
-      at: number;
-      episode: EpisodeSnapshot;
-      reason: BoundaryReason | null;
-      similarity: number | null;
-      threshold: number | null;
-    }
-  | {
-      kind: 'closed';
-      at: number;
-      episode: EpisodeSnapshot;
-      reason: BoundaryReason;
-      similarity: number | null;
-      threshold: number | null;
-    };
-
-/** One line of `engram segment` (SPEC §12), plus the rule and threshold that decided. */
-export interface PromptDecision {
-  eventId: string;
-  sessionId: string;
-  promptId: number;
-  threadId: string | null;
-  episodeId: string | null;
-  boundary: boolean;
-  reason: BoundaryReason | null;
-  similarity: number | null;
-  threshold: number | null;
-  rule: BoundaryRule | 'duplicate' | 'not_user' | 'first' | 'limit' | 'thread';
-}
-
-export interface StepResult {
-  state: SessionState;
-  outputs: SegmenterOutput[];
-}
-
-export interface PromptStepResult extends StepResult {
-  decision: PromptDecision;
-}
-
-/** Picks the parent of a new episode (seed 003 chaining); absent → only explicit parents. */
-export type ParentFinder = (opening: {
-  projectId: string;
-  keywords: readonly string[];
-  embedding: readonly number[] | null;
-  at: number;
-  excludeEpisodeId: string;
-}) => string | null;
-
-export interface StepContext {
-  settings: SegmenterSettings;
-  /** The prompt's embedding (hybrid mode; computed by the caller, so the core stays pure). */
-  embedding?: readonly number[] | null;
-  findParent?: ParentFinder;
-}
+// The types are in session-segmenter-types.ts, an episode's opening, growth and closing in
+// session-episodes.ts; this module decides, prompt by prompt, where episodes and threads split.
 
 const RECENT_EVENT_IDS = 256;
-
-/**
- * `uuidV5` of deterministic-id.ts, with the SHA-1 in JavaScript: the native hash call behind one
- * id per episode cost a third of the segmenter's time (see sha1-uuid-v5.ts).
- */
-const engramUuidV5 = uuidV5Of(ENGRAM_ID_NAMESPACE);
-
-export function episodeIdOf(sessionId: string, firstPromptId: number): string {
-  return engramUuidV5(`${sessionId}:${firstPromptId}`);
-}
-
-export function implicitThreadIdOf(sessionId: string, firstPromptId: number): string {
-  return engramUuidV5(`${sessionId}:thread:${firstPromptId}`);
-}
 
 export function newSessionState(
   prompt: Pick<SegmenterPrompt, 'sessionId' | 'tenantId' | 'projectId' | 'userId'>,
@@ -448,157 +298,6 @@ function continueOrSplit(
     similarity: verdict.similarity,
     threshold: verdict.threshold,
     rule: verdict.rule,
-  };
-}
-
-/**
- * What a prompt's embedding is compared with: the sum of the episode's last `hybridWindow`
- * embeddings (the direction of their mean; cosine ignores the length) or of all of them.
- */
-export function comparedEmbedding(
-  episode: Pick<OpenEpisode, 'centroidSum' | 'recentEmbeddings'>,
-  settings: Pick<SegmenterSettings, 'hybridWindow'>,
-): readonly number[] | null {
-  const recent = episode.recentEmbeddings;
-  if (settings.hybridWindow <= 0 || !recent || recent.length === 0) return episode.centroidSum;
-  const window = recent.slice(-settings.hybridWindow);
-  if (window.length === 1) return window[0];
-  const sum = new Array<number>(window[0].length).fill(0);
-  for (const vector of window) for (let i = 0; i < sum.length; i += 1) sum[i] += vector[i] ?? 0;
-  return sum;
-}
-
-/** How many recent embeddings an episode keeps: only hybrid mode compares with them. */
-function recentWindow(settings: SegmenterSettings): number {
-  return settings.mode === 'hybrid' ? settings.hybridWindow : 0;
-}
-
-function addPrompt(
-  episode: OpenEpisode,
-  prompt: SegmenterPrompt,
-  keywords: readonly string[],
-  embedding: readonly number[] | null,
-  window: number,
-): void {
-  episode.userPromptCount += 1;
-  episode.lastPromptId = prompt.promptId;
-  episode.lastActivityAt = prompt.timestamp;
-  episode.sourceEventIds.push(prompt.eventId);
-  if (keywords.length > 0) {
-    for (const keyword of keywords) if (!episode.bag.includes(keyword)) episode.bag.push(keyword);
-    if (episode.intent === null) episode.intent = prompt.text;
-  }
-  if (embedding) {
-    episode.centroidSum = episode.centroidSum
-      ? episode.centroidSum.map((value, i) => value + (embedding[i] ?? 0))
-      : [...embedding];
-    episode.centroidCount += 1;
-    if (window > 0) {
-      const recent = episode.recentEmbeddings ?? [];
-      recent.push([...embedding]);
-      if (recent.length > window) recent.splice(0, recent.length - window);
-      episode.recentEmbeddings = recent;
-    }
-  }
-}
-
-function openEpisode(
-  state: SessionState,
-  prompt: SegmenterPrompt,
-  context: StepContext,
-  reason: BoundaryReason | 'new' | null,
-  similarity: number | null,
-  threshold: number | null,
-  outputs: SegmenterOutput[],
-  keywords: readonly string[] = intentKeywords(prompt.text),
-): void {
-  const episodeId = episodeIdOf(prompt.sessionId, prompt.promptId);
-  const embedding = context.embedding ?? null;
-  const parentEpisodeId =
-    prompt.parentEpisodeId ??
-    context.findParent?.({
-      projectId: prompt.projectId,
-      keywords,
-      embedding,
-      at: prompt.timestamp,
-      excludeEpisodeId: episodeId,
-    }) ??
-    null;
-  const episode: OpenEpisode = {
-    episodeId,
-    threadId: state.thread!.threadId,
-    firstPromptId: prompt.promptId,
-    lastPromptId: prompt.promptId,
-    startedAt: prompt.timestamp,
-    lastActivityAt: prompt.timestamp,
-    // intentKeywords() has no repeats, so this is the bag addPrompt() would build from [].
-    bag: keywords.slice(),
-    centroidSum: embedding ? [...embedding] : null,
-    centroidCount: embedding ? 1 : 0,
-    ...(embedding && recentWindow(context.settings) > 0 && { recentEmbeddings: [[...embedding]] }),
-    userPromptCount: 1,
-    intent: keywords.length > 0 ? prompt.text : null,
-    parentEpisodeId,
-    // Built at their size (not grown from []): an episode is kept for as long as it is open.
-    sourceEventIds: [prompt.eventId],
-    openedBy: reason === 'new' ? null : reason,
-  };
-  state.episode = episode;
-  outputs.push({
-    kind: 'opened',
-    at: prompt.timestamp,
-    episode: snapshot(state, episode, null),
-    reason: episode.openedBy,
-    similarity,
-    threshold,
-  });
-}
-
-function closeEpisode(
-  state: SessionState,
-  reason: BoundaryReason,
-  similarity: number | null,
-  threshold: number | null,
-  at: number,
-  outputs: SegmenterOutput[],
-): void {
-  const episode = state.episode;
-  if (!episode) return;
-  const endedAt = Math.max(episode.lastActivityAt, Math.min(at, state.clock));
-  outputs.push({
-    kind: 'closed',
-    at: endedAt,
-    // The episode leaves the state here, never to change again: its snapshot takes its arrays.
-    episode: snapshot(state, episode, endedAt, false),
-    reason,
-    similarity,
-    threshold,
-  });
-  state.episode = null;
-}
-
-function snapshot(
-  state: SessionState,
-  episode: OpenEpisode,
-  endedAt: number | null,
-  copyArrays = true,
-): EpisodeSnapshot {
-  return {
-    episodeId: episode.episodeId,
-    threadId: episode.threadId,
-    tenantId: state.tenantId,
-    projectId: state.projectId,
-    sessionId: state.sessionId,
-    userId: state.userId,
-    firstPromptId: episode.firstPromptId,
-    lastPromptId: episode.lastPromptId,
-    startedAt: episode.startedAt,
-    endedAt,
-    intentKeywords: copyArrays ? episode.bag.slice() : episode.bag,
-    intent: episode.intent,
-    userPromptCount: episode.userPromptCount,
-    parentEpisodeId: episode.parentEpisodeId,
-    sourceEventIds: copyArrays ? episode.sourceEventIds.slice() : episode.sourceEventIds,
   };
 }
 
