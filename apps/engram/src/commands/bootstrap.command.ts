@@ -235,7 +235,7 @@ export function registerBootstrapCommand(program: Command): void {
 async function toEmbedded(options: BootstrapCliOptions): Promise<BootstrapReport> {
   // Creates graph.db when missing: bootstrap is meant to run before the first session.
   const graph = SqliteObserverGraph.open({ dataDir: options.dataDir, rule: observerSettings() });
-  const bar = progressBar('bootstrap', { unit: 'commits' });
+  const bar = progressBar('bootstrap', { unit: 'commits', enabled: options.json !== true });
   try {
     return await bootstrapGraph(graph, options, 'embedded', barProgress(bar));
   } finally {
@@ -247,7 +247,7 @@ async function toEmbedded(options: BootstrapCliOptions): Promise<BootstrapReport
 async function toNeo4j(options: BootstrapCliOptions): Promise<BootstrapReport> {
   const config = loadConfig();
   const driver = createNeo4jDriver(config.neo4j);
-  const bar = progressBar('bootstrap', { unit: 'commits' });
+  const bar = progressBar('bootstrap', { unit: 'commits', enabled: options.json !== true });
   try {
     // Constraints first: the MERGEs rely on them, and the observer may never have run here.
     await ensureGraphSchema(driver);

@@ -85,8 +85,15 @@ interface ImportCliOptions extends HookIdentity {
   json?: boolean;
 }
 
-const importProgress: ImportProgress = (phase) =>
-  phase === 'reading' ? progressBar('reading', { unit: 'files' }) : cliProgress(phase);
+/** The import's bars; none with `--json` (stderr stays for errors). */
+const importProgressFor =
+  (json: boolean): ImportProgress =>
+  (phase) =>
+    phase === 'reading'
+      ? progressBar('reading', { unit: 'files', enabled: !json })
+      : json
+        ? progressBar(phase, { unit: 'events', enabled: false })
+        : cliProgress(phase);
 
 export function formatImport(summary: ImportSummary): string {
   return (
@@ -164,7 +171,7 @@ export function registerImportCommand(program: Command): void {
           const codex = await runCodexImport({
             ...publishing,
             path: options.codexSessions,
-            progress: importProgress,
+            progress: importProgressFor(options.json === true),
             ...wait,
           });
           console.log(options.json ? JSON.stringify(codex) : formatCodexImport(codex));
@@ -174,7 +181,7 @@ export function registerImportCommand(program: Command): void {
             ...publishing,
             recordedByHook: (sessionId) => existsSync(hookSessions.pathOf(sessionId)),
             path: options.claudeTranscripts ?? '',
-            progress: importProgress,
+            progress: importProgressFor(options.json === true),
             ...wait,
           });
           console.log(options.json ? JSON.stringify(claude) : formatImport(claude));
