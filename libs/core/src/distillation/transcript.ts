@@ -1,6 +1,6 @@
 import type { EpochMillis, PromptSource, ToolOutcome } from '@engram/contracts';
 import { redactSecrets } from '../redaction';
-import { classifyTool, type ToolActivity } from '../segmentation/annotation';
+import { classifyTool, type ToolActivity } from '../segmentation/tool-activity';
 import { clockTime } from './time';
 import { truncateChars } from './tokens';
 import type { DistillPrompt, DistillToolCall } from './types';

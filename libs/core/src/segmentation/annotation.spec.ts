@@ -1,13 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import {
-  annotateEpisode,
-  classifyTool,
-  episodeOutcome,
-  extractKeyDecisions,
-  type AnnotationPrompt,
-  type AnnotationToolCall,
-  type EpisodeAnnotationInput,
-} from './annotation';
+import { annotateEpisode, episodeOutcome, extractKeyDecisions } from './annotation';
+import type {
+  AnnotationPrompt,
+  AnnotationToolCall,
+  EpisodeAnnotationInput,
+} from './annotation-types';
+import { classifyTool } from './tool-activity';
 
 const T0 = Date.UTC(2026, 1, 18, 10, 0, 0);
 

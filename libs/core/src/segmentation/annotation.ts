@@ -1,217 +1,27 @@
 import { distinctEntities, entityKey, extractEntityMentions, fileBaseName } from './entities';
 import { wordCount } from './intent-keywords';
+import {
+  DEFAULT_ANNOTATION_OPTIONS,
+  type AnnotationHotFile,
+  type AnnotationOptions,
+  type AnnotationOutcome,
+  type AnnotationPrompt,
+  type AnnotationToolCall,
+  type AnnotationValidation,
+  type EpisodeAnnotation,
+  type EpisodeAnnotationInput,
+} from './annotation-types';
+import { classifyTool, type ToolActivity } from './tool-activity';
 
 /**
  * Episode annotation (seed 000 "Observation annotation", SPEC §4.4, seed 003 structured
  * metadata): what happened during an episode, computed from the tool calls and prompts of its
  * prompt range when it closes. Descriptive, not prescriptive — it never moves a boundary.
  * Pure and deterministic: the same input in any order gives the same, ordered output.
+ *
+ * Its types and settings are in annotation-types.ts, the classification of tools in
+ * tool-activity.ts.
  */
-
-export type ToolActivity = 'investigate' | 'execute' | 'other';
-
-export type AnnotationOutcome = 'success' | 'failure' | 'partial' | 'ongoing' | 'unknown';
-
-/** The fields of a ToolCallObserved (agent.tool-calls.v1) the annotation reads. */
-export interface AnnotationToolCall {
-  /** When given, duplicates (same eventId) count once. */
-  eventId?: string;
-  promptId: number;
-  stepIndex: number;
-  toolName: string;
-  filePaths: readonly string[];
-  command: string | null;
-  outcome: 'ok' | 'error';
-  errorMessage: string | null;
-  timestamp: number;
-  agentId: string;
-  userId: string | null;
-  mcp: boolean;
-}
-
-/** The fields of a PromptSubmitted (agent.prompts.v1) the annotation reads. */
-export interface AnnotationPrompt {
-  eventId?: string;
-  promptId: number;
-  source: 'user' | 'agent' | 'system';
-  text: string;
-  timestamp: number;
-  agentId: string;
-  userId: string | null;
-  methodology: string | null;
-  methodologyPhase: string | null;
-}
-
-/**
- * A QA verdict that applies to the episode: ValidationPassed (`passed: true`), ValidationFailed
- * (`false`) or SubtaskValidated (`succeeded`). The caller decides which validations belong to
- * the episode (they carry no prompt id); all given ones are used.
- */
-export interface AnnotationValidation {
-  passed: boolean;
-  timestamp: number;
-}
-
-export interface EpisodeAnnotationInput {
-  firstPromptId: number;
-  lastPromptId: number;
-  /** Prompts of the session; those outside [firstPromptId, lastPromptId] are ignored. */
-  prompts: readonly AnnotationPrompt[];
-  /** Tool calls of the session; those serving a prompt outside the range are ignored. */
-  toolCalls: readonly AnnotationToolCall[];
-  validations?: readonly AnnotationValidation[];
-  /** Whether the episode has closed (an open episode's outcome is `ongoing`). */
-  closed: boolean;
-}
-
-export interface AnnotationHotFile {
-  path: string;
-  touches: number;
-}
-
-export interface EpisodeAnnotation {
-  obsCount: number;
-  investigate: number;
-  execute: number;
-  failures: number;
-  /** Most touched first, then by path; at most `maxHotFiles`. */
-  hotFiles: AnnotationHotFile[];
-  /** From the first (user) prompt to the last event; 0 without events. */
-  durationMs: number;
-  startedAt: number | null;
-  lastEventAt: number | null;
-  /** Distinct tool names, most used first, then by name. */
-  toolsUsed: string[];
-  /** Distinct user ids (first seen first), then distinct agent ids (first seen first). */
-  participants: string[];
-  /** Most mentioned first, then first seen; at most `maxEntities`. */
-  entities: string[];
-  outcome: AnnotationOutcome;
-  tags: string[];
-  keyDecisions: string[];
-  /** A representative user prompt: the first non-terse one. */
-  intent: string | null;
-}
-
-export interface AnnotationOptions {
-  maxHotFiles: number;
-  maxEntities: number;
-  maxKeyDecisions: number;
-  /** Characters kept of one key decision. */
-  maxDecisionChars: number;
-  /** Characters kept of the intent prompt. */
-  maxIntentChars: number;
-  /** A prompt of fewer words is terse (SPEC §4.2: 5). */
-  terseWordCount: number;
-  /** investigate ≥ ratio × execute → investigate-heavy (and the other way round). */
-  heavyActivityRatio: number;
-  /** Fewer investigate + execute calls than this get no activity tag. */
-  minActivityForTag: number;
-  /** This many failed calls in a row → `stuck-loop`. */
-  stuckLoopLength: number;
-}
-
-export const DEFAULT_ANNOTATION_OPTIONS: Readonly<AnnotationOptions> = Object.freeze({
-  maxHotFiles: 10,
-  maxEntities: 20,
-  maxKeyDecisions: 5,
-  maxDecisionChars: 200,
-  maxIntentChars: 500,
-  terseWordCount: 5,
-  heavyActivityRatio: 2,
-  minActivityForTag: 3,
-  stuckLoopLength: 3,
-});
-
-/**
- * Claude Code's reading and searching tools (then other agents' spellings of the same), names
- * lower-cased without separators.
- */
-const INVESTIGATE_TOOLS: ReadonlySet<string> = new Set(
-  words(`
-  read grep glob ls webfetch websearch notebookread readfile viewfile view search find listdir
-  listfiles codebasesearch filesearch grepsearch
-`),
-);
-
-/** Claude Code's editing, writing and command tools, then other agents' spellings. */
-const EXECUTE_TOOLS: ReadonlySet<string> = new Set(
-  words(`
-  edit multiedit write notebookedit bash shell exec execcommand runterminalcmd runcommand
-  terminal applypatch editfile writefile createfile strreplace strreplaceeditor deletefile
-`),
-);
-
-/** Planning and orchestration tools: neither investigation nor execution. */
-const OTHER_TOOLS: ReadonlySet<string> = new Set(
-  words(`
-  task agent todowrite todoread exitplanmode enterplanmode askuserquestion skill slashcommand
-  bashoutput killshell killbash
-`),
-);
-
-/** Leading verbs of a read-only tool name (`mcp__github__get_issue`, `search_docs`). */
-const READ_VERBS: ReadonlySet<string> = new Set(
-  words(`
-  read search get list find fetch query view show lookup look describe browse grep glob inspect
-  retrieve recall ls cat check count explain status diff preview download
-`),
-);
-
-/** Leading verbs of a tool name that changes something. */
-const WRITE_VERBS: ReadonlySet<string> = new Set(
-  words(`
-  write create update delete remove edit set put post insert add apply run exec execute push
-  send merge commit deploy move rename patch upload replace modify save close comment approve
-  install build start stop restart kill reset drop publish trigger invoke call assign archive
-  upsert store remember navigate click type fill submit
-`),
-);
-
-/**
- * Whether a tool call investigated (reads, searches), executed (edits, writes, commands) or did
- * neither. In order: Claude Code's tool names (and common spellings of other agents, compared
- * lower-case without separators); planning tools (Task, TodoWrite, …) → other; any other call
- * that carries a command → execute; otherwise the first verb of the tool's own name — for MCP
- * tools the part after the last `__` (`mcp__github__get_issue` → `get`) — read / search / get /
- * list / find … → investigate, create / update / run … → execute; no known verb → other.
- */
-export function classifyTool(call: {
-  toolName: string;
-  command?: string | null;
-  mcp?: boolean;
-}): ToolActivity {
-  const normalized = call.toolName.toLowerCase().replace(/[^a-z0-9]/g, '');
-  if (!isMcpName(call.toolName, call.mcp)) {
-    if (INVESTIGATE_TOOLS.has(normalized)) return 'investigate';
-    if (EXECUTE_TOOLS.has(normalized)) return 'execute';
-    if (OTHER_TOOLS.has(normalized)) return 'other';
-    if (call.command !== null && call.command !== undefined && call.command.trim() !== '') {
-      return 'execute';
-    }
-  }
-  for (const word of toolNameWords(call.toolName)) {
-    if (READ_VERBS.has(word)) return 'investigate';
-    if (WRITE_VERBS.has(word)) return 'execute';
-  }
-  return 'other';
-}
-
-function isMcpName(toolName: string, mcp: boolean | undefined): boolean {
-  return mcp === true || /^mcp__/i.test(toolName);
-}
-
-/** "mcp__github__getIssue" → ["get", "issue"]; "search_docs" → ["search", "docs"]. */
-function toolNameWords(toolName: string): string[] {
-  const separator = toolName.lastIndexOf('__');
-  const own = separator >= 0 ? toolName.slice(separator + 2) : toolName;
-  return own
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
-    .toLowerCase()
-    .split(/[^a-z0-9]+/)
-    .filter((word) => word !== '' && word !== 'mcp');
-}
 
 /**
  * Annotates one episode. Rules (all deterministic):
@@ -544,11 +354,6 @@ function truncate(text: string, maxChars: number): string {
     .slice(0, Math.max(0, maxChars - 1))
     .join('')
     .trimEnd()}…`;
-}
-
-/** Whitespace-separated words of a template literal. */
-function words(text: string): string[] {
-  return text.split(/\s+/).filter((word) => word !== '');
 }
 
 function isNonEmpty(value: string | null): value is string {

@@ -2,6 +2,8 @@ export * from './intent-keywords';
 export * from './entities';
 export * from './topic-similarity';
 export * from './annotation';
+export * from './annotation-types';
+export * from './tool-activity';
 export * from './chaining';
 export * from './cross-thread';
 export * from './cross-thread-decision';

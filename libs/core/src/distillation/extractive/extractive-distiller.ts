@@ -1,4 +1,5 @@
-import { annotateEpisode, type EpisodeAnnotation } from '../../segmentation/annotation';
+import { annotateEpisode } from '../../segmentation/annotation';
+import type { EpisodeAnnotation } from '../../segmentation/annotation-types';
 import { wordCount } from '../../segmentation/intent-keywords';
 import { redactSecrets } from '../../redaction';
 import { earliest, latest } from '../time';

@@ -1,4 +1,4 @@
-import type { EpisodeAnnotation } from '../../segmentation/annotation';
+import type { EpisodeAnnotation } from '../../segmentation/annotation-types';
 import { intentKeywords } from '../../segmentation/intent-keywords';
 import { formatDuration } from '../time';
 import { truncateChars } from '../tokens';
