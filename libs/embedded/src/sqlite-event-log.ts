@@ -1,17 +1,37 @@
 import { join } from 'node:path';
 import {
   deadLetterTopic,
-  DownstreamUnavailableError,
-  EngramError,
-  errorMessage,
   InvalidEventError,
   MisconfigurationError,
   partitionOfKey,
-  type RecordHeaders,
 } from '@engram/core';
 import BetterSqlite3, { type Database } from 'better-sqlite3';
 import { preparePrivateDatabase } from './private-files';
 import { migrate } from './sqlite-schema';
+import {
+  asBuffer,
+  headersJson,
+  keyText,
+  toLogRecord,
+  UnknownTopicError,
+  type AppendedAt,
+  type AppendRecord,
+  type EnsureTopicOptions,
+  type LogRecord,
+  type TopicInfo,
+  type TopicRow,
+} from './sqlite-event-log-records';
+import { prepareStatements } from './sqlite-event-log-statements';
+
+export {
+  UnknownTopicError,
+  type AppendedAt,
+  type AppendRecord,
+  type EnsureTopicOptions,
+  type LogRecord,
+  type TopicInfo,
+} from './sqlite-event-log-records';
+export { classifyStorageError } from './sqlite-storage-errors';
 
 export interface SqliteEventLogOptions {
   /** Directory of the database file; created if missing. */
@@ -22,66 +42,6 @@ export interface SqliteEventLogOptions {
   busyTimeoutMs?: number;
   /** Record timestamps of appends without one (epoch millis). */
   clock?: () => number;
-}
-
-/** A record to append. Without `partition`, the key decides (partitionOfKey); no key: round robin. */
-export interface AppendRecord {
-  key?: string | Buffer | null;
-  /** JSON text for typed events; raw bytes or text otherwise; null is a tombstone. */
-  value: string | Buffer | null;
-  headers?: RecordHeaders;
-  partition?: number;
-  /** Epoch millis; default: now. */
-  timestamp?: number;
-}
-
-/** A record as stored. `value` comes back as it was written: text as a string, bytes as a Buffer. */
-export interface LogRecord {
-  topic: string;
-  partition: number;
-  offset: number;
-  key: string | null;
-  value: string | Buffer | null;
-  headers: Record<string, string | string[]>;
-  timestamp: number;
-}
-
-export interface AppendedAt {
-  partition: number;
-  offset: number;
-}
-
-export interface TopicInfo {
-  name: string;
-  partitions: number;
-  compacted: boolean;
-}
-
-export interface EnsureTopicOptions {
-  compacted?: boolean;
-  /** Also create `<topic>.dlq` with one partition, as libs/kafka's ensureTopics does. */
-  withDeadLetter?: boolean;
-}
-
-/** Appending to, or reading, a topic that was never created. */
-export class UnknownTopicError extends EngramError {
-  readonly code = 'UNKNOWN_TOPIC';
-  readonly retriable = false;
-}
-
-interface TopicRow {
-  id: number;
-  name: string;
-  partitions: number;
-  compacted: number;
-}
-
-interface RecordRow {
-  offset: number;
-  key: string | null;
-  value: string | Buffer | null;
-  headers: string | null;
-  timestamp: number;
 }
 
 type Listener = (topic: string) => void;
@@ -436,118 +396,4 @@ export class SqliteEventLog {
       this.sql.committedOffsets.all(groupId, row.id).map((r) => [r.partition, r.offset]),
     );
   }
-}
-
-function prepareStatements(db: Database) {
-  return {
-    topicByName: db.prepare<[string], TopicRow>(
-      'SELECT id, name, partitions, compacted FROM topics WHERE name = ?',
-    ),
-    allTopics: db.prepare<[], TopicRow>(
-      'SELECT id, name, partitions, compacted FROM topics ORDER BY name',
-    ),
-    insertTopic: db.prepare<[string, number, number, number]>(
-      'INSERT INTO topics (name, partitions, compacted, created_at) VALUES (?, ?, ?, ?)',
-    ),
-    insertPartition: db.prepare<[number, number]>(
-      'INSERT INTO partitions (topic_id, partition, next_offset) VALUES (?, ?, 0)',
-    ),
-    nextOffset: db.prepare<[number, number], { next_offset: number }>(
-      'SELECT next_offset FROM partitions WHERE topic_id = ? AND partition = ?',
-    ),
-    setNextOffset: db.prepare<[number, number, number]>(
-      'UPDATE partitions SET next_offset = ? WHERE topic_id = ? AND partition = ?',
-    ),
-    endOffsets: db.prepare<[number], { partition: number; next_offset: number }>(
-      'SELECT partition, next_offset FROM partitions WHERE topic_id = ?',
-    ),
-    insertRecord: db.prepare<
-      [number, number, number, string | null, string | Buffer | null, string | null, number]
-    >(
-      `INSERT INTO records (topic_id, partition, offset, key, value, headers, timestamp)
-       VALUES (?, ?, ?, ?, ?, ?, ?)`,
-    ),
-    read: db.prepare<[number, number, number, number], RecordRow>(
-      `SELECT offset, key, value, headers, timestamp FROM records
-       WHERE topic_id = ? AND partition = ? AND offset >= ? ORDER BY offset LIMIT ?`,
-    ),
-    upsertLatest: db.prepare<[number, number, string, number]>(
-      `INSERT INTO compacted_keys (topic_id, partition, key, offset) VALUES (?, ?, ?, ?)
-       ON CONFLICT (topic_id, partition, key) DO UPDATE SET offset = excluded.offset`,
-    ),
-    deleteLatest: db.prepare<[number, number, string]>(
-      'DELETE FROM compacted_keys WHERE topic_id = ? AND partition = ? AND key = ?',
-    ),
-    latestByKey: db.prepare<[number, number], { key: string; value: string | Buffer }>(
-      `SELECT k.key, r.value FROM compacted_keys k
-       JOIN records r ON r.topic_id = k.topic_id AND r.partition = k.partition AND r.offset = k.offset
-       WHERE k.topic_id = ? AND k.partition = ? ORDER BY k.offset`,
-    ),
-    compact: db.prepare<[number, number]>(
-      `DELETE FROM records WHERE topic_id = ?
-         AND NOT EXISTS (SELECT 1 FROM compacted_keys k WHERE k.topic_id = records.topic_id
-                         AND k.partition = records.partition AND k.offset = records.offset)
-         AND NOT (value IS NULL AND timestamp > ?)`,
-    ),
-    commitOffset: db.prepare<[string, number, number, number, number]>(
-      `INSERT INTO consumer_offsets (group_id, topic_id, partition, offset, committed_at)
-       VALUES (?, ?, ?, ?, ?)
-       ON CONFLICT (group_id, topic_id, partition)
-       DO UPDATE SET offset = excluded.offset, committed_at = excluded.committed_at`,
-    ),
-    committedOffsets: db.prepare<[string, number], { partition: number; offset: number }>(
-      'SELECT partition, offset FROM consumer_offsets WHERE group_id = ? AND topic_id = ?',
-    ),
-  };
-}
-
-function keyText(key: AppendRecord['key']): string | null {
-  if (key === undefined || key === null) return null;
-  return typeof key === 'string' ? key : key.toString('utf8');
-}
-
-/** Headers as JSON text; Buffer values become UTF-8 text, undefined values are dropped. */
-function headersJson(headers: RecordHeaders | undefined): string | null {
-  if (!headers) return null;
-  const text = (value: Buffer | string) => (typeof value === 'string' ? value : value.toString());
-  const entries = Object.entries(headers).flatMap(([name, value]) => {
-    if (value === undefined) return [];
-    return [[name, Array.isArray(value) ? value.map(text) : text(value)]];
-  });
-  return entries.length === 0 ? null : JSON.stringify(Object.fromEntries(entries));
-}
-
-function toLogRecord(topic: string, partition: number, row: RecordRow): LogRecord {
-  return {
-    topic,
-    partition,
-    offset: row.offset,
-    key: row.key,
-    value: row.value,
-    headers: row.headers ? (JSON.parse(row.headers) as Record<string, string | string[]>) : {},
-    timestamp: row.timestamp,
-  };
-}
-
-function asBuffer(value: string | Buffer): Buffer {
-  return typeof value === 'string' ? Buffer.from(value, 'utf8') : value;
-}
-
-const OUTAGE_CODES = /^SQLITE_(BUSY|LOCKED|FULL|IOERR|NOMEM|PROTOCOL|CANTOPEN)/;
-
-/**
- * SQLite failures that are outages (another process holds the write lock past the busy timeout,
- * the disk is full or failing) become DownstreamUnavailableError, so consumers pause and retry
- * for as long as it takes instead of dead-lettering good records. Anything else is returned as is
- * (a non-Error wrapped in one).
- */
-export function classifyStorageError(error: unknown): Error {
-  if (error instanceof BetterSqlite3.SqliteError && OUTAGE_CODES.test(error.code)) {
-    return new DownstreamUnavailableError(
-      `event log storage: ${error.message}`,
-      { code: error.code },
-      { cause: error },
-    );
-  }
-  return error instanceof Error ? error : new Error(errorMessage(error));
 }
