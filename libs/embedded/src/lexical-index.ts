@@ -62,7 +62,7 @@ const REPLAY_MIN_REBUILD = 1_000;
 /** Words whose tokens are remembered; past it the memory starts again (a query has ~10). */
 const TOKEN_CACHE_WORDS = 10_000;
 
-/** The text FTS5 indexed for a document: its `text`, when a string (sqlite-retrieval-store). */
+/** The text FTS5 indexed for a document: its `text`, when a string (sqlite-retrieval-documents.ts, documentRow). */
 const DOCUMENT_TEXT = `CASE json_type(doc, '$.text') WHEN 'text' THEN json_extract(doc, '$.text') ELSE '' END`;
 
 interface HeldTier {
