@@ -4,7 +4,7 @@ import { EVENT_FIXTURES } from '../../libs/contracts/src/testing/event-fixtures'
 import { memoryIdOf, segmenterSettings } from '@engram/core';
 import { deadLetterTopic, EventPublisher, reliableProducerConfig } from '@engram/kafka';
 import type { Kafka } from 'kafkajs';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
@@ -30,6 +30,7 @@ import {
 import { readAllCommitted, testKafka, testRegistry, topicSize } from './support/kafka-fixtures';
 import { eventually, uniqueName } from './support/unique';
 import { freePort } from '../support/free-port';
+import { serviceProcess } from './support/service-process';
 
 const ROOT = join(__dirname, '..', '..');
 const PARTITIONS = 3;
@@ -611,8 +612,7 @@ describe('distiller service under load and SIGKILL', () => {
     const kafka = testKafka();
     await ensureDistillerTopics(kafka, topics, PARTITIONS);
     await publish(kafka, topics, sessions);
-    const env = {
-      ...process.env,
+    const { start, alive, stop } = serviceProcess('distiller', {
       ENGRAM_KAFKA_BROKERS: inject('infra').kafkaBrokers.join(','),
       ENGRAM_SCHEMA_REGISTRY_URL: inject('infra').registryUrl,
       ENGRAM_TOPIC_PREFIX: prefix,
@@ -622,23 +622,7 @@ describe('distiller service under load and SIGKILL', () => {
       // Its own review API port: the default one may be taken by another Engram on this machine
       // (that made this test time out, the child having died at start-up unseen).
       ENGRAM_REVIEW_GRPC_URL: `127.0.0.1:${await freePort()}`,
-    };
-    const stderr: string[] = [];
-    const start = (): ChildProcess => {
-      const child = spawn(process.execPath, [join(ROOT, 'dist/apps/distiller/src/main.js')], {
-        env,
-        stdio: ['ignore', 'ignore', 'pipe'],
-      });
-      child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
-      return child;
-    };
-    const alive = (child: ChildProcess): void => {
-      if (child.exitCode !== null) {
-        throw new Error(
-          `the distiller exited (${child.exitCode}): ${stderr.join('').slice(-2_000)}`,
-        );
-      }
-    };
+    });
     // Killed once some memories are out and before all are: in the middle of the stream.
     const first = start();
     const size = await eventually(
@@ -649,8 +633,7 @@ describe('distiller service under load and SIGKILL', () => {
       },
       { timeoutMs: 60_000, intervalMs: 50 },
     );
-    first.kill('SIGKILL');
-    await new Promise((resolve) => first.once('exit', resolve));
+    await stop(first, 'SIGKILL');
     const last = start();
     try {
       // The successor waits out the killed member's session (about 30 s) before it is assigned.
@@ -665,8 +648,7 @@ describe('distiller service under load and SIGKILL', () => {
       console.log(`[distiller] killed at ${size}/${reference.length} memory records`);
       await expectFinalVersions(topics, reference);
     } finally {
-      last.kill('SIGTERM');
-      await new Promise((resolve) => last.once('exit', resolve));
+      await stop(last, 'SIGTERM');
     }
   }, 240_000);
 });

@@ -6,7 +6,7 @@
 import type { Memory, Typed } from '@engram/contracts';
 import { contractCodec, EventPublisher } from '@engram/kafka';
 import { createNeo4jDriver } from '@engram/neo4j';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
@@ -27,6 +27,7 @@ import {
   type Scope,
 } from '../../apps/observer/src/testing/observer-events';
 import { freePort } from '../support/free-port';
+import { serviceProcess } from './support/service-process';
 import { readAllCommitted, testKafka, testRegistry, topicSize } from './support/kafka-fixtures';
 import { eventually, uniqueName } from './support/unique';
 import { graphLines } from './support/graph-lines';
@@ -128,8 +129,7 @@ describe('observer service SIGKILLed mid-stream (issue #19)', () => {
     const topics = prefixedObserverTopics(prefix);
     await ensureObserverTopics(testKafka(), topics, PARTITIONS);
     await publish(topics, recording(scope, run));
-    const env = {
-      ...process.env,
+    const { start, alive, stop } = serviceProcess('observer', {
       ENGRAM_KAFKA_BROKERS: infra.kafkaBrokers.join(','),
       ENGRAM_SCHEMA_REGISTRY_URL: infra.registryUrl,
       ENGRAM_NEO4J_URL: infra.neo4jUrl,
@@ -139,32 +139,11 @@ describe('observer service SIGKILLed mid-stream (issue #19)', () => {
       ENGRAM_RETRY_INITIAL_MS: '100',
       ENGRAM_RETRY_MAX_MS: '2000',
       ENGRAM_METRICS_PORT: String(await freePort()),
-    };
-    const stderr: string[] = [];
-    const start = (): ChildProcess => {
-      const child = spawn(process.execPath, [join(ROOT, 'dist/apps/observer/src/main.js')], {
-        env,
-        stdio: ['ignore', 'ignore', 'pipe'],
-      });
-      child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
-      return child;
-    };
-    const alive = (child: ChildProcess): void => {
-      if (child.exitCode !== null) {
-        throw new Error(
-          `the observer exited (${child.exitCode}): ${stderr.join('').slice(-2_000)}`,
-        );
-      }
-    };
+    });
     const outputs = async () => ({
       memories: await finalMemories(topics.memories, run, scope),
       graph: await graphLines(driver, scope, run),
     });
-    const stop = async (child: ChildProcess, signal: NodeJS.Signals) => {
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill(signal);
-      await exited;
-    };
     return { topics, start, alive, outputs, stop };
   }
 
