@@ -402,8 +402,10 @@ describe('engram start --distributed, end to end', () => {
       `${recording.events.length} event(s) published, 0 line(s) rejected to the dead-letter topics; every event processed`,
     );
     // `--wait` waited for the whole chain, the indexer of what the segmenter and distiller wrote
-    // included: one recall, no polling, finds episodes and distilled memories. (A session's last
-    // episode closes on the segmenter's timer, so the tests below still wait for that one.)
+    // included: its offsets are committed after Elasticsearch took the documents. Elasticsearch
+    // makes them searchable at its next refresh (1 s), so the recall may wait that long (once in
+    // CI a recall 2.5 s after a fast replay found none). (A session's last episode closes on the
+    // segmenter's timer, so the tests below still wait for that one.)
     const indexed = async (tier: string) => {
       const answer = await rpc<{ results: RecallResult[] }>(client, 'Recall', {
         scope,
@@ -413,8 +415,13 @@ describe('engram start --distributed, end to end', () => {
       });
       return answer.results.length;
     };
-    expect(await indexed('TIER_EPISODES')).toBeGreaterThan(0);
-    expect(await indexed('TIER_MEMORIES')).toBeGreaterThan(0);
+    const found = (tier: string) =>
+      eventually(async () => ((await indexed(tier)) > 0 ? true : undefined), {
+        timeoutMs: 3_000,
+        intervalMs: 250,
+      });
+    expect(await found('TIER_EPISODES')).toBe(true);
+    expect(await found('TIER_MEMORIES')).toBe(true);
   }, 110_000);
 
   it("should segment the session into episodes (the recall API's episode tier)", async () => {
