@@ -1,5 +1,6 @@
 import type { Episode, Memory } from '@engram/contracts';
 import type { ChannelKind, ContextItemKind } from './context-types';
+import { mayInject, supersededIdsIn } from './injection-guard';
 import { compareText } from './ordering';
 import { episodeProvenance, memoryProvenance, type Provenance } from './provenance';
 import type { RankingConfig } from './ranking-config';
@@ -49,8 +50,9 @@ export interface ContextSourcesInput {
  * Candidates per kind, each list in the order the budget should consider it: the current thread
  * newest first (the budget keeps a contiguous recent tail), the others best first. Everything is
  * scope-checked again; each source appears once across kinds. Assembled context is put in front
- * of the agent without it asking for any particular memory, so it counts as proactive: stale
- * memories, recipes and work states are left out (SPEC §7), not shown with a warning.
+ * of the agent without it asking for any particular memory, so it counts as proactive: stale or
+ * superseded memories, recipes and work states are left out (SPEC §7; the one guard of
+ * injection-guard.ts), not shown with a warning.
  */
 export function contextSources(
   input: ContextSourcesInput,
@@ -58,17 +60,20 @@ export function contextSources(
 ): Record<ContextItemKind, ContextSource[]> {
   const { scope } = input;
   const { context } = config;
-  const workState = latestWorkState(
-    input.workStates.filter((m) => inScope(m, scope)),
-    input.workStateAnchor,
-  );
+  // Every candidate at hand can say that another is superseded (injection-guard.ts).
+  const superseded = supersededIdsIn([
+    ...input.workStates,
+    ...input.memories.map((r) => r.memory),
+    ...input.recipes.map((r) => r.memory),
+  ]);
+  const injectable = (memory: Memory) => inScope(memory, scope) && mayInject(memory, superseded);
+  const workState = latestWorkState(input.workStates.filter(injectable), input.workStateAnchor);
   const used = new Set<string>(workState ? [workState.memoryId] : []);
   const recipes = input.recipes
     .filter(
       (r) =>
-        inScope(r.memory, scope) &&
+        injectable(r.memory) &&
         r.memory.memoryType === 'workflow_recipe' &&
-        !r.stale &&
         !used.has(r.memory.memoryId),
     )
     .slice(0, context.maxRecipes);
@@ -76,9 +81,8 @@ export function contextSources(
   const memories = uniqueRanked(input.memories)
     .filter(
       (r) =>
-        inScope(r.memory, scope) &&
+        injectable(r.memory) &&
         !SECTIONED_TYPES.has(r.memory.memoryType) &&
-        !r.stale &&
         !used.has(r.memory.memoryId),
     )
     .slice(0, context.maxMemories);

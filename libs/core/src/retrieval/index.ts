@@ -15,6 +15,7 @@ export * from './scoring-subjects';
 export * from './rank-documents';
 export * from './rank-memories';
 export * from './stale';
+export * from './injection-guard';
 export * from './file-paths';
 export * from './temporal';
 export * from './memory-filter';

@@ -5,7 +5,7 @@ import type { InjectionConfig, RankingConfig } from './ranking-config';
 import { inScope, requireScope, type RecallScope } from './recall-scope';
 import { rankByPriors, type RankedMemory } from './rank-memories';
 import { InvalidRecallRequestError } from './retrieval-errors';
-import { isStale } from './stale';
+import { injectionBlock, supersededIdsIn } from './injection-guard';
 import type { UniversalPhase } from './universal-phase';
 
 /**
@@ -21,6 +21,7 @@ export type InjectionRejection =
   | 'type'
   | 'not_about_file'
   | 'stale'
+  | 'superseded'
   | 'low_confidence'
   | 'unproven'
   | 'over_limit';
@@ -74,8 +75,9 @@ export function selectInjections(
   const scope = requireScope(request.scope);
   const filePath = requireFilePath(request.filePath);
   const rejected: InjectionSelection['rejected'] = [];
+  const superseded = supersededIdsIn(request.candidates);
   const eligible = request.candidates.filter((memory) => {
-    const reason = injectionRejection(memory, scope, filePath, config.injection);
+    const reason = injectionRejection(memory, scope, filePath, config.injection, superseded);
     if (reason !== null) rejected.push({ memoryId: memory.memoryId, reason });
     return reason === null;
   });
@@ -94,17 +96,22 @@ export function selectInjections(
   return { memories, rejected, rendered: renderInjection(memories) };
 }
 
-/** Why a candidate may not be injected, or null. Checked in this order. */
+/**
+ * Why a candidate may not be injected, or null. Checked in this order. `supersededIds`: the ids
+ * the other candidates say they supersede (injection-guard.ts).
+ */
 export function injectionRejection(
   memory: Memory,
   scope: RecallScope,
   filePath: string,
   rules: InjectionConfig,
+  supersededIds?: ReadonlySet<string>,
 ): InjectionRejection | null {
   if (!inScope(memory, scope)) return 'out_of_scope';
   if (!rules.types.includes(memory.memoryType)) return 'type';
   if (!anySameFile(memory.relatedFiles, [filePath])) return 'not_about_file';
-  if (isStale(memory)) return 'stale';
+  const blocked = injectionBlock(memory, supersededIds);
+  if (blocked !== null) return blocked;
   if (!(memory.confidence >= rules.minConfidence)) return 'low_confidence';
   if (!memory.userVerified && !(memory.accessCount >= rules.minAccessCount)) return 'unproven';
   return null;

@@ -1,6 +1,6 @@
 import type { Episode, Memory, WorkUnitRef } from '@engram/contracts';
 import { compareText } from './ordering';
-import { isStale } from './stale';
+import { mayInject } from './injection-guard';
 
 /**
  * Whose work state a session's context may show (issue #20). A work_state says where one piece
@@ -91,7 +91,7 @@ export function latestWorkState(
   anchor: WorkStateAnchor,
 ): Memory | undefined {
   return candidates
-    .filter((m) => m.memoryType === 'work_state' && !isStale(m))
+    .filter((m) => m.memoryType === 'work_state' && mayInject(m))
     .flatMap((memory) => {
       const link = workStateLink(memory, anchor);
       return link === null ? [] : [{ memory, rank: LINK_ORDER[link] }];
