@@ -7,6 +7,8 @@ import {
   type FrictionDayCount,
   type FrictionScope,
   type FrictionSettings,
+  type FrictionSignalGap,
+  type FrictionSource,
   type FrictionTotals,
   type FrictionWindow,
   type RetryLoopRow,
@@ -43,7 +45,8 @@ const MAX_ERROR_CHARS = 2_000;
  * over the user prompts, which are streamed. retrieval.db, when present, gives the stale
  * memories that were still served. Both databases are opened read-only.
  */
-export class SqliteFrictionSource {
+export class SqliteFrictionSource implements FrictionSource {
+  readonly mode = 'embedded';
   private readonly events: Database;
   private readonly retrieval: Database | null;
   private readonly topicIds: { prompts: number; toolCalls: number; lifecycle: number } | null;
@@ -87,6 +90,11 @@ export class SqliteFrictionSource {
   close(): void {
     this.events.close();
     this.retrieval?.close();
+  }
+
+  /** The embedded report is the reference: every signal is read in full. */
+  gaps(): readonly FrictionSignalGap[] {
+    return [];
   }
 
   /** Whether retrieval.db exists (the stale-memory detector needs it). */

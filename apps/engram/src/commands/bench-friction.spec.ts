@@ -12,7 +12,7 @@ describe('engram bench friction (small)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'engram-bench-friction-spec-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('should find the planted frictions of a generated organisation', () => {
+  it('should find the planted frictions of a generated organisation', async () => {
     const counts = generateOrganisation(dir, {
       developers: 50,
       weeks: 4,
@@ -20,7 +20,7 @@ describe('engram bench friction (small)', () => {
       eventsPerSession: 40,
     });
     expect(counts.sessions).toBe(2_000);
-    const { report } = measureFrictionReport(dir, 4);
+    const { report } = await measureFrictionReport(dir, 4);
     expect(report.totals).toEqual(counts);
     const { planted, found } = plantedFound(report);
     expect(found / planted).toBeGreaterThanOrEqual(0.9);

@@ -379,14 +379,14 @@ export function plantedFound(report: FrictionReport): { planted: number; found: 
 }
 
 /** The child's side: one report over the organisation, measured. */
-export function measureFrictionReport(
+export async function measureFrictionReport(
   dataDir: string,
   weeks: number,
-): {
+): Promise<{
   reportSeconds: number;
   peakRssMb: number;
   report: FrictionReport;
-} {
+}> {
   const started = process.hrtime.bigint();
   const run: FrictionRun = {
     dataDir,
@@ -395,7 +395,7 @@ export function measureFrictionReport(
     scope: { kind: 'all' },
     settings: { ...DEFAULT_FRICTION_SETTINGS, minSessionsPerFinding: 5 },
   };
-  const outcome = runFrictionReport(run);
+  const outcome = await runFrictionReport(run);
   const reportSeconds = Number(process.hrtime.bigint() - started) / 1e9;
   if (outcome.kind === 'refused') throw new Error(outcome.shortfall.message);
   return {
@@ -470,8 +470,8 @@ function measureInChild(
 }
 
 /** The child's entry: measure, send the figures to the parent. */
-export function runFrictionMeasureChild(dir: string, weeks: number): void {
-  const measured = measureFrictionReport(dir, weeks);
+export async function runFrictionMeasureChild(dir: string, weeks: number): Promise<void> {
+  const measured = await measureFrictionReport(dir, weeks);
   if (process.send) process.send(measured);
   else console.log(JSON.stringify({ ...measured, report: undefined }));
 }
@@ -505,7 +505,7 @@ export interface FrictionBenchCommandOptions {
 export async function runFrictionBenchCommand(options: FrictionBenchCommandOptions): Promise<void> {
   const weeks = options.weeks ?? 4;
   if (options.measure !== undefined) {
-    runFrictionMeasureChild(options.measure, weeks);
+    await runFrictionMeasureChild(options.measure, weeks);
     return;
   }
   const result = await benchFriction({

@@ -1,20 +1,18 @@
 import { loadConfig } from '@engram/config';
 import { TOPICS } from '@engram/contracts';
 import {
-  buildFrictionReport,
-  CorrectionClusters,
   DEFAULT_FRICTION_SETTINGS,
-  detectRecurringFailures,
-  detectRetryLoops,
-  detectStaleInjections,
-  frictionShortfall,
+  FRICTION_REPORT_STEPS,
+  frictionReportFrom,
+  htmlWithGaps,
+  markdownWithGaps,
   renderFrictionHtml,
   renderFrictionMarkdown,
-  type FrictionDayCount,
-  type FrictionReport,
+  type FrictionOutcome,
+  type FrictionReportWithGaps,
   type FrictionScope,
   type FrictionSettings,
-  type FrictionShortfall,
+  type FrictionSource,
   type FrictionWindow,
 } from '@engram/core';
 import { SqliteFrictionSource, type FrictionTopics } from '@engram/embedded';
@@ -85,71 +83,46 @@ export interface FrictionRun {
   progress?: Progress;
 }
 
-export type FrictionOutcome =
-  { kind: 'report'; report: FrictionReport } | { kind: 'refused'; shortfall: FrictionShortfall };
-
-const STAGES = 6;
+export type { FrictionOutcome } from '@engram/core';
 
 /**
- * The report in embedded mode: SQL over the data directory (SqliteFrictionSource), the core's
- * detectors on the aggregated rows, then ranking and ids. Refuses below the minimum of data.
+ * The report in embedded mode: SQL over the data directory (SqliteFrictionSource), then the
+ * core's report from its rows (frictionReportFrom). Refuses below the minimum of data.
  */
-export function runFrictionReport(run: FrictionRun): FrictionOutcome {
-  const { window, scope, settings } = run;
-  const progress = run.progress;
-  progress?.total(STAGES);
+export async function runFrictionReport(run: FrictionRun): Promise<FrictionOutcome> {
   const source = SqliteFrictionSource.open({ dataDir: run.dataDir, topics: run.topics });
+  return reportWithProgress(source, run);
+}
+
+/** The core's report from `source`, with a progress bar; closes the source. */
+export async function reportWithProgress(
+  source: FrictionSource,
+  run: Pick<FrictionRun, 'window' | 'scope' | 'settings' | 'progress'>,
+): Promise<FrictionOutcome> {
+  const progress = run.progress;
+  progress?.total(FRICTION_REPORT_STEPS);
   try {
-    const totals = source.totals(window, scope);
-    progress?.advance();
-    const shortfall = frictionShortfall(totals, settings);
-    if (shortfall !== null) return { kind: 'refused', shortfall };
-    const failures = detectRecurringFailures(
-      source.failurePatterns(window, scope, settings),
-      settings,
-    );
-    progress?.advance();
-    const retries = detectRetryLoops(source.retryLoops(window, scope, settings), settings);
-    progress?.advance();
-    const clusters = new CorrectionClusters(settings);
-    source.corrections(window, scope, clusters);
-    const corrections = clusters.findings();
-    progress?.advance();
-    const stale = detectStaleInjections(source.staleMemories(window, scope), window, settings);
-    progress?.advance();
-    const timeline: FrictionDayCount[] = [
-      ...source.failureTimeline(window, scope, settings),
-      ...clusters.timeline(),
-      ...stale.map((finding) => ({
-        day: new Date(finding.lastAt).toISOString().slice(0, 10),
-        kind: 'stale-memory' as const,
-        count: 1,
-      })),
-    ];
-    progress?.advance();
-    return {
-      kind: 'report',
-      report: buildFrictionReport({
-        window,
-        scope,
-        totals,
-        findings: [...failures, ...retries, ...corrections, ...stale],
-        timeline,
-        maxEvidence: settings.maxEvidence,
-      }),
-    };
+    return await frictionReportFrom(source, {
+      window: run.window,
+      scope: run.scope,
+      settings: run.settings,
+      onStep: () => progress?.advance(),
+    });
   } finally {
-    source.close();
+    await source.close();
     progress?.stop();
   }
 }
 
-export function renderFrictionReport(report: FrictionReport, format: FrictionFormat): string {
+export function renderFrictionReport(
+  report: FrictionReportWithGaps,
+  format: FrictionFormat,
+): string {
   switch (format) {
     case 'md':
-      return renderFrictionMarkdown(report);
+      return markdownWithGaps(renderFrictionMarkdown(report), report.unavailable);
     case 'html':
-      return renderFrictionHtml(report);
+      return htmlWithGaps(renderFrictionHtml(report), report.unavailable);
     case 'json':
       return `${JSON.stringify(report, null, 2)}\n`;
   }
@@ -236,7 +209,7 @@ export function registerFrictionReportCommand(program: Command): void {
         ...(options.minSessions !== undefined && { minSessions: options.minSessions }),
         ...(options.minEvents !== undefined && { minEvents: options.minEvents }),
       };
-      const outcome = runFrictionReport({
+      const outcome = await runFrictionReport({
         dataDir: options.dataDir,
         topics: frictionTopics(loadConfig().topicPrefix),
         window: parseFrictionWindow(options.window, until),

@@ -9,3 +9,6 @@ export * from './session-pair-facts';
 export * from './recall-store.port';
 export * from './recall-store.filters';
 export * from './memories-by-file';
+export * from './friction-source';
+export * from './friction-source-report';
+export * from './friction-source-gaps';
