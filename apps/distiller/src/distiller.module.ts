@@ -48,6 +48,7 @@ export class DistillerService implements OnApplicationBootstrap, OnApplicationSh
       groupId,
       partitions: config.inputs.partitions,
       retry: config.retry,
+      sessionTimeoutMs: config.kafka.sessionTimeoutMs,
       llm: config.llm,
       settings: { ...config.distiller, prompts: config.segmenter.settings },
       reflector: { scheduledHourUtc: config.distiller.reflectionHourUtc },

@@ -68,6 +68,8 @@ export interface DistillerRuntimeOptions {
   /** Partitions of topics this service creates, when the inputs do not exist yet. */
   partitions?: number;
   retry?: { initialMs: number; maxMs: number };
+  /** ENGRAM_KAFKA_SESSION_TIMEOUT_MS: how soon a crashed instance's partitions move. */
+  sessionTimeoutMs?: number;
   /** How often the timer distils triggers that waited and drops finished sessions. */
   sweepIntervalMs?: number;
   /** Null or absent: the extractive distiller (no LLM). */
@@ -343,6 +345,7 @@ export async function startDistiller(options: DistillerRuntimeOptions): Promise<
     groupId,
     transactionalId: `${groupId}-${options.instanceId ?? '0'}`,
     retry: options.retry ?? { initialMs: 200, maxMs: 30_000 },
+    ...(options.sessionTimeoutMs !== undefined && { sessionTimeoutMs: options.sessionTimeoutMs }),
     partitionAssigners: [coPartitionedAssigner],
     onAssignment: distillerAssignment(topics, stages),
   });

@@ -40,6 +40,7 @@ export class ObserverService implements OnApplicationBootstrap, OnApplicationShu
       partitions: config.inputs.partitions,
       settings: config.observer,
       retry: config.retry,
+      sessionTimeoutMs: config.kafka.sessionTimeoutMs,
       // The local MiniLM model (`npm run models:setup`) for the novelty check of promotions; a
       // missing model stops start-up with that command in the message.
       embedder: await this.embedders.get(),

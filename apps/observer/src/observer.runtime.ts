@@ -56,6 +56,8 @@ export interface ObserverRuntimeOptions {
   /** Partitions of topics this service creates, when the inputs do not exist yet. */
   partitions?: number;
   retry?: { initialMs: number; maxMs: number };
+  /** ENGRAM_KAFKA_SESSION_TIMEOUT_MS: how soon a crashed instance's partitions move. */
+  sessionTimeoutMs?: number;
   /** How often the timer applies waiting lifecycle events and finishes idle sessions. */
   sweepIntervalMs?: number;
   /** The observer's section of the configuration (EngramConfig.observer). */
@@ -236,6 +238,7 @@ export async function startObserver(options: ObserverRuntimeOptions): Promise<Ob
     groupId,
     transactionalId: `${groupId}-${options.instanceId ?? '0'}`,
     retry: options.retry ?? { initialMs: 200, maxMs: 30_000 },
+    ...(options.sessionTimeoutMs !== undefined && { sessionTimeoutMs: options.sessionTimeoutMs }),
     partitionAssigners: [coPartitionedAssigner],
     onAssignment: (assignment) => {
       stage.onAssignment(assignment[topics.toolCalls] ?? []);

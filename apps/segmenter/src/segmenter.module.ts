@@ -73,6 +73,7 @@ export class SegmenterService implements OnApplicationBootstrap, OnApplicationSh
       instanceId: config.segmenter.instanceId,
       partitions: config.inputs.partitions,
       retry: config.retry,
+      sessionTimeoutMs: config.kafka.sessionTimeoutMs,
       sweepIntervalMs: config.segmenter.sweepIntervalMs,
       ...(assessor && { assessor }),
       ...(embedder && { embed: promptEmbedderOf(embedder) }),

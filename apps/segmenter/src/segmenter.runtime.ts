@@ -40,6 +40,8 @@ export interface SegmenterRuntimeOptions {
   instanceId?: string;
   partitions?: number;
   retry?: { initialMs: number; maxMs: number };
+  /** ENGRAM_KAFKA_SESSION_TIMEOUT_MS: how soon a crashed instance's partitions move. */
+  sessionTimeoutMs?: number;
   /** How often the idle-episode timer runs. */
   sweepIntervalMs?: number;
   clientId?: string;
@@ -153,6 +155,7 @@ export async function startSegmenter(options: SegmenterRuntimeOptions): Promise<
     groupId,
     transactionalId: `${groupId}-${options.instanceId ?? '0'}`,
     retry: options.retry ?? { initialMs: 200, maxMs: 30_000 },
+    ...(options.sessionTimeoutMs !== undefined && { sessionTimeoutMs: options.sessionTimeoutMs }),
     partitionAssigners: [coPartitionedAssigner],
     onAssignment: (assignment) => stage.onAssignment(assignment[topics.prompts] ?? []),
   })

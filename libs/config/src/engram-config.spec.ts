@@ -15,6 +15,16 @@ describe('parseConfig', () => {
     expect(config.kafka.brokers).toEqual(['a:9092', 'b:9092']);
   });
 
+  it('should take a consumer group session timeout (crash takeover) of at least a second', () => {
+    expect(parseConfig({}).kafka.sessionTimeoutMs).toBe(30_000);
+    expect(parseConfig({ ENGRAM_KAFKA_SESSION_TIMEOUT_MS: '8000' }).kafka.sessionTimeoutMs).toBe(
+      8_000,
+    );
+    expect(() => parseConfig({ ENGRAM_KAFKA_SESSION_TIMEOUT_MS: '50' })).toThrow(
+      /ENGRAM_KAFKA_SESSION_TIMEOUT_MS/,
+    );
+  });
+
   it('should name every bad setting and the fix', () => {
     const bad = () => parseConfig({ ENGRAM_ES_PORT: 'abc', ENGRAM_NEO4J_URL: 'http://x' });
     expect(bad).toThrow(ConfigError);

@@ -19,6 +19,10 @@ const envSchema = z.object({
   ENGRAM_KAFKA_PORT: port(9092),
   ENGRAM_KAFKA_BROKERS: z.string().optional(),
   ENGRAM_KAFKA_CLIENT_ID: z.string().min(1).default('engram'),
+  // How long the group waits for a silent (crashed) member before its partitions move to another
+  // instance: lower means faster takeover after a crash, higher tolerates longer GC pauses. The
+  // broker accepts 6 s to 30 min by default (group.min/max.session.timeout.ms).
+  ENGRAM_KAFKA_SESSION_TIMEOUT_MS: z.coerce.number().int().min(1_000).default(30_000),
   ENGRAM_REGISTRY_PORT: port(8081),
   ENGRAM_SCHEMA_REGISTRY_URL: z.url().optional(),
   ENGRAM_ES_PORT: port(9200),
@@ -91,7 +95,7 @@ const envSchema = z.object({
 
 export interface EngramConfig {
   serviceName: string;
-  kafka: { brokers: string[]; clientId: string };
+  kafka: { brokers: string[]; clientId: string; sessionTimeoutMs: number };
   schemaRegistry: { url: string };
   elasticsearch: { url: string };
   neo4j: { url: string; user?: string; password?: string };
@@ -202,6 +206,7 @@ export function parseConfig(
         .map((b) => b.trim())
         .filter(Boolean),
       clientId: e.ENGRAM_KAFKA_CLIENT_ID,
+      sessionTimeoutMs: e.ENGRAM_KAFKA_SESSION_TIMEOUT_MS,
     },
     schemaRegistry: {
       url:

@@ -44,6 +44,8 @@ export interface ExactlyOnceOptions {
    */
   transactionalId: string;
   retry: BackoffOptions;
+  /** The consumer group session timeout (KafkaJS default 30 s): how soon a crashed member's partitions move. */
+  sessionTimeoutMs?: number;
   fromBeginning?: boolean;
   maxUnclassifiedAttempts?: number;
   /** Default: KafkaJS round robin. Stateful stages use coPartitionedAssigner. */
@@ -97,6 +99,9 @@ export class ExactlyOnceProcessor {
     this.consumer = this.kafka.consumer({
       groupId: this.options.groupId,
       readUncommitted: false,
+      ...(this.options.sessionTimeoutMs !== undefined && {
+        sessionTimeout: this.options.sessionTimeoutMs,
+      }),
       // Bigger fetches mean bigger batches and fewer transactions: each transaction costs
       // several broker round trips (AddPartitions, Produce, AddOffsets, TxnOffsetCommit, EndTxn).
       maxBytesPerPartition: 4 * 1024 * 1024,
