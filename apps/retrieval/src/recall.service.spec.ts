@@ -62,9 +62,11 @@ class FakeStore implements RecallStore {
   readonly queries: { tier: RecallTier; query: StoreCandidateQuery }[] = [];
   readonly sessionsAsked: number[] = [];
 
+  constructor(private readonly docs: typeof DOCS = DOCS) {}
+
   candidates<S>(tier: RecallTier, query: StoreCandidateQuery): Promise<StoreCandidates<S>> {
     this.queries.push({ tier, query });
-    const docs = DOCS[tier];
+    const docs = this.docs[tier];
     const bm25 = query.text === null ? [] : docs.slice(0, 1);
     const knn = query.vector === null ? [] : docs;
     return Promise.resolve({
@@ -179,6 +181,44 @@ describe('RecallService', () => {
       ['m-auth', 1, 1],
       ['m-css', 0, 2], // rank 0: not in that list
     ]);
+  });
+
+  it('should show a superseded memory prefixed and penalised, but below its successor', async () => {
+    // The old statement matches the query best (first in both lists): halving its score is not
+    // enough to put it below the newer one, found by kNN alone.
+    const superseded = memoryRecord({
+      memoryId: 'm-old',
+      content: 'the auth token refresh must hold the session mutex',
+      tags: ['superseded-by:m-new'],
+      staleAt: T0,
+    });
+    const successor = memoryRecord({
+      memoryId: 'm-new',
+      createdAt: T0,
+      content: 'refreshing no longer needs the mutex: the queue runs it once at a time',
+      relations: [
+        {
+          targetMemoryId: 'm-old',
+          targetFilePath: null,
+          relationType: 'supersedes',
+          confidence: 0.8,
+          autoExtracted: true,
+        },
+      ],
+    });
+    const store = new FakeStore({
+      ...DOCS,
+      memories: [
+        withVector(memoryDocument(superseded), [1, 0]),
+        withVector(memoryDocument(successor), [0.4, 0.9165]),
+      ],
+    });
+    const answer = await service(store).recall({ ...BASE, tier: 'memories' });
+    const shown = answer.results.flatMap((r) => (r.tier === 'memories' ? [r.memory] : []));
+    expect(shown.map((m) => m.memory.memoryId)).toEqual(['m-new', 'm-old']);
+    expect(shown[1]).toMatchObject({ stale: true, confidence: 0.8 * 0.5 });
+    expect(shown[1].content).toMatch(/^\[SUPERSEDED — a newer memory replaces it\] the auth/);
+    expect(shown[1].score.stalePenalty).toBe(0.5);
   });
 
   it('should keep k results at most', async () => {

@@ -17,6 +17,7 @@ import {
   rankTurns,
   resolveTemporalMode,
   shouldUseHyde,
+  supersededAfterSuccessors,
   turnFilters,
   turnProvenance,
   type CrossTierRelevance,
@@ -262,7 +263,7 @@ export class RecallService {
       },
       this.config,
     );
-    return groups.map((group) => {
+    const results = groups.map((group): RecallHit => {
       const shown = group.representative;
       const others = group.members.filter((m) => m !== shown);
       const explanation =
@@ -282,6 +283,10 @@ export class RecallService {
         explanation,
       };
     });
+    // A superseded memory is shown (penalised, prefixed) but never above its successor.
+    return supersededAfterSuccessors(results, (hit) =>
+      hit.tier === 'memories' ? hit.memory.memory : null,
+    );
   }
 
   /** One list (BM25 with a text, kNN with a vector) of every tier of the query, in its order. */

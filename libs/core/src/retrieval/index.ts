@@ -16,6 +16,7 @@ export * from './rank-documents';
 export * from './rank-memories';
 export * from './stale';
 export * from './injection-guard';
+export * from './superseded-order';
 export * from './file-paths';
 export * from './temporal';
 export * from './memory-filter';
