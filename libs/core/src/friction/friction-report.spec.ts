@@ -5,36 +5,14 @@ import {
   frictionProposalId,
   frictionShortfall,
 } from './friction-report';
+import { frictionFinding } from './friction-finding.fixture';
 import type { FrictionFinding } from './friction-types';
 import { renderFrictionHtml } from './render-html';
 import { renderFrictionMarkdown } from './render-markdown';
 
-const T0 = Date.UTC(2026, 10, 20, 9);
-const DAY = 86_400_000;
 const window = { from: Date.UTC(2026, 10, 20), to: Date.UTC(2026, 10, 27) };
 
-function finding(overrides: Partial<FrictionFinding>): FrictionFinding {
-  return {
-    kind: 'recurring-failure',
-    key: 'k-1',
-    subject: null,
-    alsoSeenAs: [],
-    tenantId: 'acme',
-    projectIds: ['acme/api'],
-    title: 'npm test keeps failing',
-    summary: 'It failed.',
-    sessions: 3,
-    firstAt: T0,
-    lastAt: T0 + DAY,
-    cost: { occurrences: 3, measuredMinutes: 0, tokens: 0, estimatedMinutes: 6 },
-    evidence: { sessionIds: ['s-1'], eventIds: ['e-1'], memoryIds: [] },
-    agentIds: ['codex'],
-    proposedLines: ['- a line'],
-    memoryId: null,
-    confidence: 0.6,
-    ...overrides,
-  };
-}
+const finding = frictionFinding;
 
 describe('frictionShortfall', () => {
   it('should refuse below the minimum and say how much is missing', () => {

@@ -13,3 +13,7 @@ export * from './stale-memories';
 export * from './friction-report';
 export { renderFrictionMarkdown, scopeLabel, windowLabel } from './render-markdown';
 export { renderFrictionHtml } from './render-html';
+export * from './friction-review';
+export * from './friction-recurrence';
+export { recurrenceMarkdown, recurrenceHtml, withRecurrenceHtml } from './render-recurrence';
+export * from './friction-patch';

@@ -77,6 +77,27 @@ function correctionKeywords(statement: string): string[] {
   return intentKeywords(statement).filter((keyword) => !CORRECTION_FILLER.has(keyword));
 }
 
+function keywordsAlike(a: readonly string[], b: readonly string[], similarity: number): boolean {
+  const score = jaccardOfUnique(a, b);
+  if (score === 1) return true;
+  const shared = Math.round((score * (a.length + b.length)) / (1 + score));
+  return score >= similarity && shared >= MIN_SHARED_KEYWORDS;
+}
+
+/**
+ * Whether two statements are the same correction, as the clusters decide it (the next report
+ * matches a correction to an approved proposal's line with it).
+ */
+export function correctionsAlike(a: string, b: string, similarity: number): boolean {
+  const keywordsOfA = correctionKeywords(a);
+  const keywordsOfB = correctionKeywords(b);
+  return (
+    keywordsOfA.length > 0 &&
+    keywordsOfB.length > 0 &&
+    keywordsAlike(keywordsOfA, keywordsOfB, similarity)
+  );
+}
+
 /**
  * Repeated corrections: the user telling the agents the same thing (a correction or a rule) in
  * several sessions of one project — what they should not have had to say twice. Rows are added
@@ -132,10 +153,7 @@ export class CorrectionClusters {
   }
 
   private similar(a: readonly string[], b: readonly string[]): boolean {
-    const score = jaccardOfUnique(a, b);
-    if (score === 1) return true;
-    const shared = Math.round((score * (a.length + b.length)) / (1 + score));
-    return score >= this.settings.correctionSimilarity && shared >= MIN_SHARED_KEYWORDS;
+    return keywordsAlike(a, b, this.settings.correctionSimilarity);
   }
 
   private root(index: number): number {
