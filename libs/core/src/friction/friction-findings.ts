@@ -1,6 +1,6 @@
 import type { EpochMillis } from '@engram/contracts';
 import type { FrictionSettings } from './friction-settings';
-import type { FrictionCost } from './friction-types';
+import type { FrictionCost, FrictionEvidence } from './friction-types';
 
 /**
  * What the adapters measure of a group of failed calls (an error pattern of a project, a retry
@@ -39,6 +39,50 @@ export function frictionCost(
       measuredMinutes +
         measured.occurrences * settings.minutesPerOccurrence +
         measured.tokens / settings.tokensPerMinute,
+    ),
+  };
+}
+
+/** What a cluster of measured rows adds up to: counts summed, span joined, samples merged. */
+export interface ClusterMeasures {
+  occurrences: number;
+  firstAt: EpochMillis;
+  lastAt: EpochMillis;
+  cost: FrictionCost;
+  evidence: FrictionEvidence;
+  agentIds: string[];
+}
+
+/** The measures of rows that are one finding (one error pattern's projects, one drift's repairs). */
+export function clusterMeasures(
+  rows: readonly FailureGroupMeasures[],
+  settings: Pick<FrictionSettings, 'minutesPerOccurrence' | 'tokensPerMinute' | 'maxEvidence'>,
+): ClusterMeasures {
+  const sum = (of: (row: FailureGroupMeasures) => number) =>
+    rows.reduce((total, row) => total + of(row), 0);
+  const occurrences = sum((row) => row.occurrences);
+  return {
+    occurrences,
+    firstAt: Math.min(...rows.map((row) => row.firstAt)),
+    lastAt: Math.max(...rows.map((row) => row.lastAt)),
+    cost: frictionCost(
+      { occurrences, durationMs: sum((row) => row.durationMs), tokens: sum((row) => row.tokens) },
+      settings,
+    ),
+    evidence: {
+      sessionIds: mergeSamples(
+        rows.map((row) => row.sessionIds),
+        settings.maxEvidence,
+      ),
+      eventIds: mergeSamples(
+        rows.map((row) => row.eventIds),
+        settings.maxEvidence,
+      ),
+      memoryIds: [],
+    },
+    agentIds: mergeSamples(
+      rows.map((row) => row.agentIds),
+      Infinity,
     ),
   };
 }

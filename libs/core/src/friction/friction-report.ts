@@ -97,19 +97,18 @@ export function frictionProposals(
     );
   return ranked.map(({ finding, severity }, index) => {
     const id = frictionProposalId(window, index + 1);
-    const change = frictionChange(finding, id);
+    const change = changeOf(finding, id);
     return {
       ...finding,
       id,
-      target: change.kind === 'memory' ? 'memory' : change.file,
+      target: targetOf(finding, change),
       change,
       severity,
     };
   });
 }
 
-/** The exact change of a finding proposed under `id` (its marker line names the id). */
-export function frictionChange(finding: FrictionFinding, id: string): FrictionChange {
+function changeOf(finding: FrictionFinding, id: string): FrictionChange {
   if (finding.memoryId !== null) {
     return {
       kind: 'memory',
@@ -120,6 +119,13 @@ export function frictionChange(finding: FrictionFinding, id: string): FrictionCh
   }
   const claudeOnly =
     finding.agentIds.length > 0 && finding.agentIds.every((agent) => agent === 'claude-code');
+  if (finding.skill) {
+    // Claude Code reads project skills from .claude/skills; other agents get the same file
+    // under .agents/skills, named in AGENTS.md by whoever applies it.
+    const path = `${claudeOnly ? '.claude' : '.agents'}/skills/${finding.skill.name}/SKILL.md`;
+    const lines = [...finding.skill.lines, `<!-- engram ${id}: ${finding.kind} -->`, ''];
+    return { kind: 'file', file: path, lines, patch: creationPatch(path, lines) };
+  }
   const file = claudeOnly ? 'CLAUDE.md' : 'AGENTS.md';
   const lines = [`<!-- engram ${id}: ${finding.kind} -->`, ...finding.proposedLines, ''];
   return { kind: 'file', file, lines, patch: insertionPatch(file, lines) };
@@ -133,6 +139,23 @@ export function frictionChange(finding: FrictionFinding, id: string): FrictionCh
 export function insertionPatch(file: string, lines: readonly string[]): string {
   return [
     `--- a/${file}`,
+    `+++ b/${file}`,
+    `@@ -0,0 +1,${lines.length} @@`,
+    ...lines.map((line) => `+${line}`),
+    '',
+  ].join('\n');
+}
+
+function targetOf(finding: FrictionFinding, change: FrictionChange): FrictionProposal['target'] {
+  if (change.kind === 'memory') return 'memory';
+  if (finding.skill) return 'skill';
+  return change.file === 'CLAUDE.md' ? 'CLAUDE.md' : 'AGENTS.md';
+}
+
+/** A unified diff creating `file` with `lines` (`patch -p1`, `git apply`). */
+export function creationPatch(file: string, lines: readonly string[]): string {
+  return [
+    '--- /dev/null',
     `+++ b/${file}`,
     `@@ -0,0 +1,${lines.length} @@`,
     ...lines.map((line) => `+${line}`),

@@ -16,6 +16,19 @@ export interface FrictionSettings {
   minutesPerOccurrence: number;
   /** Tokens that cost as much as a minute (turns token counts into the severity's minutes). */
   tokensPerMinute: number;
+  /**
+   * Configuration drift: the same repair (a config file edited, a setup command rerun) after the
+   * same error counts once it is seen in this many sessions (seed 001: "worker restarted 3
+   * times, same root cause").
+   */
+  minDriftSessions: number;
+  /** Missing skills: a recipe counts once it is done by hand in this many sessions. */
+  minRecipeSessions: number;
+  /** Missing skills: the fewest and most consecutive tool calls of a recipe. */
+  minRecipeSteps: number;
+  maxRecipeSteps: number;
+  /** Missing skills: a recipe runs at least this many commands (reads alone are no recipe). */
+  minRecipeCommands: number;
 }
 
 export const DEFAULT_FRICTION_SETTINGS: Readonly<FrictionSettings> = {
@@ -27,4 +40,9 @@ export const DEFAULT_FRICTION_SETTINGS: Readonly<FrictionSettings> = {
   maxEvidence: 10,
   minutesPerOccurrence: 2,
   tokensPerMinute: 1_000,
+  minDriftSessions: 3,
+  minRecipeSessions: 5,
+  minRecipeSteps: 3,
+  maxRecipeSteps: 5,
+  minRecipeCommands: 2,
 };

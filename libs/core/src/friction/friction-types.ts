@@ -12,6 +12,8 @@ export const FRICTION_KINDS = [
   'repeated-correction',
   'tool-misuse',
   'stale-memory',
+  'configuration-drift',
+  'missing-skill',
 ] as const;
 export type FrictionKind = (typeof FRICTION_KINDS)[number];
 
@@ -31,11 +33,17 @@ export type FrictionScope =
 export type FrictionChange =
   | {
       kind: 'file';
-      /** `AGENTS.md` (every agent reads it) or `CLAUDE.md` (only Claude Code sessions had it). */
-      file: 'AGENTS.md' | 'CLAUDE.md';
+      /**
+       * `AGENTS.md` (every agent reads it), `CLAUDE.md` (only Claude Code sessions had it), or
+       * the `SKILL.md` of a new skill (a missing-skill finding: the patch creates the file).
+       */
+      file: string;
       /** The lines the proposal adds, without diff markers. */
       lines: string[];
-      /** A unified diff that inserts `lines` at the top of the file (`patch -p1`, `git apply --unidiff-zero`). */
+      /**
+       * A unified diff that inserts `lines` at the top of the file, or creates it (`patch -p1`,
+       * `git apply --unidiff-zero`).
+       */
       patch: string;
     }
   | {
@@ -93,6 +101,8 @@ export interface FrictionFinding {
   /** What to write into the target (file findings), or the memory to retire. */
   proposedLines: string[];
   memoryId: string | null;
+  /** A missing-skill finding: the skill to create (its directory name and `SKILL.md` lines). */
+  skill?: { name: string; lines: string[] };
   /** 0..1 */
   confidence: number;
 }
@@ -111,7 +121,7 @@ export interface FrictionSeverity {
 /** A ranked finding with its id (`f-YYYYMMDD-NNN`), target and exact change. */
 export interface FrictionProposal extends FrictionFinding {
   id: string;
-  target: 'AGENTS.md' | 'CLAUDE.md' | 'memory';
+  target: 'AGENTS.md' | 'CLAUDE.md' | 'memory' | 'skill';
   change: FrictionChange;
   severity: FrictionSeverity;
 }

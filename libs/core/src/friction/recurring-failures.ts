@@ -1,11 +1,10 @@
 import { idOf } from '../ids/deterministic-id';
 import {
+  clusterMeasures,
   frictionConfidence,
   type FailureGroupMeasures,
-  frictionCost,
   inlineCode,
   isoDate,
-  mergeSamples,
   oneLineCut,
 } from './friction-findings';
 import type { FrictionSettings } from './friction-settings';
@@ -58,14 +57,11 @@ export function detectRecurringFailures(
     const sessions = sum(cluster, (row) => row.sessions);
     if (sessions < settings.minSessionsPerFinding) continue;
     const first = [...cluster].sort((a, b) => a.projectId.localeCompare(b.projectId))[0];
-    const occurrences = sum(cluster, (row) => row.occurrences);
-    const firstAt = Math.min(...cluster.map((row) => row.firstAt));
-    const lastAt = Math.max(...cluster.map((row) => row.lastAt));
-    const command = cluster.map((row) => row.sampleCommand).find((c) => c !== null) ?? null;
-    const what =
-      command === null
-        ? first.toolName
-        : `${first.toolName} ${inlineCode(oneLineCut(command, 80))}`;
+    const { occurrences, firstAt, lastAt, cost, evidence, agentIds } = clusterMeasures(
+      cluster,
+      settings,
+    );
+    const { command, what } = failedCall(first.toolName, cluster);
     const error = oneLineCut(first.normalisedError, MAX_ERROR_CHARS);
     const projectIds = [...new Set(cluster.map((row) => row.projectId))].sort();
     findings.push({
@@ -82,29 +78,9 @@ export function detectRecurringFailures(
       sessions,
       firstAt,
       lastAt,
-      cost: frictionCost(
-        {
-          occurrences,
-          durationMs: sum(cluster, (row) => row.durationMs),
-          tokens: sum(cluster, (row) => row.tokens),
-        },
-        settings,
-      ),
-      evidence: {
-        sessionIds: mergeSamples(
-          cluster.map((row) => row.sessionIds),
-          settings.maxEvidence,
-        ),
-        eventIds: mergeSamples(
-          cluster.map((row) => row.eventIds),
-          settings.maxEvidence,
-        ),
-        memoryIds: [],
-      },
-      agentIds: mergeSamples(
-        cluster.map((row) => row.agentIds),
-        Infinity,
-      ),
+      cost,
+      evidence,
+      agentIds,
       proposedLines: [
         `- Known failure: ${what} fails with "${error}" (seen in ${sessions} sessions). ` +
           'When it happens, find and fix the cause before running it again, and write the fix here.',
@@ -114,6 +90,21 @@ export function detectRecurringFailures(
     });
   }
   return findings;
+}
+
+/**
+ * The failed call of a cluster as a proposal names it: the tool and one of its commands
+ * (`Bash \`npm run migrate\``), or the tool alone when none ran a command.
+ */
+export function failedCall(
+  toolName: string,
+  rows: readonly { sampleCommand: string | null }[],
+): { command: string | null; what: string } {
+  const command = rows.map((row) => row.sampleCommand).find((c) => c !== null) ?? null;
+  return {
+    command,
+    what: command === null ? toolName : `${toolName} ${inlineCode(oneLineCut(command, 80))}`,
+  };
 }
 
 /** The subject of findings about one command of one tool in one tenant. */

@@ -80,6 +80,8 @@ const COLOURS: Readonly<Record<FrictionKind, string>> = {
   'repeated-correction': '#edae49',
   'tool-misuse': '#00798c',
   'stale-memory': '#6c5b7b',
+  'configuration-drift': '#30638e',
+  'missing-skill': '#7a9e3f',
 };
 
 const MAX_DAYS = 366;
