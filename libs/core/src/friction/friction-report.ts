@@ -97,7 +97,7 @@ export function frictionProposals(
     );
   return ranked.map(({ finding, severity }, index) => {
     const id = frictionProposalId(window, index + 1);
-    const change = changeOf(finding, id);
+    const change = frictionChange(finding, id);
     return {
       ...finding,
       id,
@@ -108,7 +108,8 @@ export function frictionProposals(
   });
 }
 
-function changeOf(finding: FrictionFinding, id: string): FrictionChange {
+/** The exact change of a finding proposed under `id` (its marker line names the id). */
+export function frictionChange(finding: FrictionFinding, id: string): FrictionChange {
   if (finding.memoryId !== null) {
     return {
       kind: 'memory',
