@@ -14,7 +14,6 @@ import type {
   Consumer,
   EachBatchPayload,
   Kafka,
-  Message,
   PartitionAssigner,
   Producer,
   Transaction,
@@ -29,6 +28,8 @@ import {
 import { decodeDelivered } from './delivered-event';
 import { EventEncoder } from './event-publisher';
 import { consumerReadiness, recordBatchLag } from './consumer-metrics';
+import { classifyingKafkaErrors } from './kafka-errors';
+import { chunkBySize } from './message-chunks';
 import { onRecordlessBatches, type RecordlessBatch } from './recordless-batches';
 import { PausingRetryHooks, retryUntilSettled, type Attempt, type RetryHooks } from './retry-loop';
 
@@ -365,42 +366,15 @@ export class ExactlyOnceProcessor {
     return this.producer;
   }
 
+  /** Broker outages are classified retriable (classifyKafkaError): waited out, never dead-lettered. */
   private retry<T>(work: () => Promise<T>, hooks: RetryHooks): Promise<Attempt<T>> {
     return retryUntilSettled(
-      work,
+      () => classifyingKafkaErrors(work),
       hooks,
       this.options.retry,
       this.options.maxUnclassifiedAttempts ?? 5,
     );
   }
-}
-
-/**
- * Splits messages into sends of at most ~512 KB: a send becomes one record batch per partition,
- * and the broker refuses batches over `message.max.bytes` (1 MB by default) — a big batch of
- * state changelog records would otherwise fail the transaction again and again.
- */
-export function chunkBySize(messages: Message[], maxBytes = 512 * 1024): Message[][] {
-  const chunks: Message[][] = [];
-  let current: Message[] = [];
-  let size = 0;
-  for (const message of messages) {
-    const bytes = byteLength(message.value) + byteLength(message.key) + 64;
-    if (current.length > 0 && size + bytes > maxBytes) {
-      chunks.push(current);
-      current = [];
-      size = 0;
-    }
-    current.push(message);
-    size += bytes;
-  }
-  if (current.length > 0) chunks.push(current);
-  return chunks;
-}
-
-function byteLength(value: Message['value'] | Message['key']): number {
-  if (value === null || value === undefined) return 0;
-  return typeof value === 'string' ? Buffer.byteLength(value) : value.length;
 }
 
 /** The committed batch's events and dead letters, in the process's metrics. */

@@ -8,6 +8,8 @@ export * from './delivered-event';
 export * from './event-publisher';
 export * from './exactly-once-processor';
 export * from './kafka-client';
+export * from './kafka-errors';
+export * from './message-chunks';
 export * from './kafka-event-log';
 export * from './kafka-avro.transport';
 export * from './recordless-batches';

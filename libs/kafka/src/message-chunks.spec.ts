@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chunkBySize } from './exactly-once-processor';
+import { chunkBySize } from './message-chunks';
 
 describe('chunkBySize', () => {
   it('should split messages into sends under the byte budget, keeping their order', () => {

@@ -1,0 +1,57 @@
+import { DownstreamUnavailableError, EngramError } from '@engram/core';
+
+/**
+ * kafkajs errors that mean the broker (or its coordinator) is away or busy, not that the record
+ * or the request is wrong: connections refused, closed or timed out, metadata or a broker not
+ * found, a lock that timed out waiting on one, kafkajs' own retries run out on any of those.
+ */
+const BROKER_UNAVAILABLE = new Set([
+  'KafkaJSConnectionError',
+  'KafkaJSConnectionClosedError',
+  'KafkaJSRequestTimeoutError',
+  'KafkaJSNumberOfRetriesExceeded',
+  'KafkaJSMetadataNotLoaded',
+  'KafkaJSTopicMetadataNotLoaded',
+  'KafkaJSBrokerNotFound',
+  'KafkaJSNoBrokerAvailableError',
+  'KafkaJSGroupCoordinatorNotFound',
+  'KafkaJSLockTimeout',
+]);
+
+/** What kafkajs throws, as a plain Error, at a broker it has not (re)connected yet. */
+const NOT_CONNECTED = /^Broker not connected$/;
+
+/**
+ * Classifies a failure of a Kafka operation at the adapter edge (libs/errors' rule): a broker
+ * outage becomes DownstreamUnavailableError, which consumers retry for as long as it lasts
+ * (pause and retry, never skip). Unclassified, it would count as an unknown failure and a long
+ * outage could send good records to the dead-letter topic. Anything else comes back unchanged.
+ */
+export function classifyKafkaError(error: unknown): unknown {
+  if (!(error instanceof Error) || error instanceof EngramError) return error;
+  const retriableProtocolError =
+    error.name === 'KafkaJSProtocolError' && (error as { retriable?: unknown }).retriable === true;
+  if (
+    BROKER_UNAVAILABLE.has(error.name) ||
+    retriableProtocolError ||
+    NOT_CONNECTED.test(error.message)
+  ) {
+    return new DownstreamUnavailableError(
+      `kafka: ${error.message}`,
+      { kafkaError: error.name },
+      {
+        cause: error,
+      },
+    );
+  }
+  return error;
+}
+
+/** Runs `work`, classifying what a Kafka operation in it throws (classifyKafkaError). */
+export async function classifyingKafkaErrors<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw classifyKafkaError(error);
+  }
+}
