@@ -1,8 +1,7 @@
 import {
   CorrectionClusters,
   MisconfigurationError,
-  normaliseErrorMessage,
-  userCorrectionOf,
+  type ConfigRepairRow,
   type FailurePatternRow,
   type FrictionDayCount,
   type FrictionScope,
@@ -11,12 +10,23 @@ import {
   type FrictionSource,
   type FrictionTotals,
   type FrictionWindow,
+  type RecipeRow,
   type RetryLoopRow,
   type StaleMemoryRow,
 } from '@engram/core';
 import BetterSqlite3, { type Database } from 'better-sqlite3';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { SqliteFrictionHabits } from './sqlite-friction-habits';
+import {
+  GROUP_MEASURES,
+  registerFunctions,
+  WINDOW_AND_SCOPE,
+  windowAndScope,
+  withSamples,
+  type SampleColumns,
+  type SampleField,
+} from './sqlite-friction-sql';
 
 /** The (prefixed) agent topics the report reads. */
 export interface FrictionTopics {
@@ -52,6 +62,8 @@ export class SqliteFrictionSource implements FrictionSource {
   private readonly topicIds: { prompts: number; toolCalls: number; lifecycle: number } | null;
   /** The window and scope `temp.friction_errors` holds (null: not collected yet). */
   private errorsCollected: string | null = null;
+  /** Configuration drift and missing skills (their SQL lives in sqlite-friction-habits.ts). */
+  private readonly habits: SqliteFrictionHabits;
 
   private constructor(options: SqliteFrictionSourceOptions) {
     const eventsPath = join(options.dataDir, 'events.db');
@@ -81,6 +93,7 @@ export class SqliteFrictionSource implements FrictionSource {
       ids.prompts === undefined || ids.toolCalls === undefined || ids.lifecycle === undefined
         ? null
         : { prompts: ids.prompts, toolCalls: ids.toolCalls, lifecycle: ids.lifecycle };
+    this.habits = new SqliteFrictionHabits(this.events, this.topicIds?.toolCalls ?? null);
   }
 
   static open(options: SqliteFrictionSourceOptions): SqliteFrictionSource {
@@ -307,6 +320,18 @@ export class SqliteFrictionSource implements FrictionSource {
     return count;
   }
 
+  configRepairs(
+    window: FrictionWindow,
+    scope: FrictionScope,
+    settings: FrictionSettings,
+  ): ConfigRepairRow[] {
+    return this.habits.configRepairs(window, scope, settings);
+  }
+
+  recipes(window: FrictionWindow, scope: FrictionScope, settings: FrictionSettings): RecipeRow[] {
+    return this.habits.recipes(window, scope, settings);
+  }
+
   /** Stale memories (retrieval.db) last accessed after they went stale, within the window. */
   staleMemories(window: FrictionWindow, scope: FrictionScope): StaleMemoryRow[] {
     if (this.retrieval === null) return [];
@@ -352,35 +377,6 @@ export class SqliteFrictionSource implements FrictionSource {
 }
 
 /**
- * The measures of a group of failed calls (FailureGroupMeasures, but `sessions` and
- * `occurrences`), over rows with `duration`, `tokens`, `first_at`, `last_at`, `session`,
- * `first_event` and `agent`: the failed calls themselves, or the retry loops of a session.
- */
-const GROUP_MEASURES = `SUM(duration) AS durationMs, SUM(tokens) AS tokens,
-    MIN(first_at) AS firstAt, MAX(last_at) AS lastAt,
-    engram_sample(session, :max) AS sessionIds, engram_sample(first_event, :max) AS eventIds,
-    engram_sample(agent, 100) AS agentIds`;
-
-type SampleField = 'sessionIds' | 'eventIds' | 'agentIds';
-type SampleColumns = Record<SampleField, string>;
-
-/** A group row with its samples (JSON arrays from engram_sample) parsed. */
-function withSamples<R extends SampleColumns>(
-  row: R,
-): Omit<R, SampleField> & Record<SampleField, string[]> {
-  return {
-    ...row,
-    sessionIds: JSON.parse(row.sessionIds) as string[],
-    eventIds: JSON.parse(row.eventIds) as string[],
-    agentIds: JSON.parse(row.agentIds) as string[],
-  };
-}
-
-/** Columns `at`, `tenant`, `project` against `:from`, `:to`, `:tenant`, `:project`. */
-const WINDOW_AND_SCOPE = `at >= :from AND at < :to
-  AND (:tenant IS NULL OR tenant = :tenant) AND (:project IS NULL OR project = :project)`;
-
-/**
  * Retry loops: a command of a tool that failed at least `:minRetries` times within one user turn
  * (same session and prompt: the agent reran it without the user stepping in). The same command
  * failing once in each of three tasks is not one.
@@ -396,53 +392,3 @@ const RETRY_LOOPS = `SELECT tenant, project, tool, command, session, MIN(agent) 
     SUM(n) AS n, SUM(duration) AS duration, SUM(tokens) AS tokens, MIN(first_at) AS first_at,
     MAX(last_at) AS last_at, MIN(first_event) AS first_event
   FROM (${RETRY_TURNS}) GROUP BY tenant, project, tool, command, session`;
-
-function windowAndScope(
-  window: FrictionWindow,
-  scope: FrictionScope,
-): { from: number; to: number; tenant: string | null; project: string | null } {
-  return {
-    from: window.from,
-    to: window.to,
-    tenant: scope.kind === 'all' ? null : scope.tenantId,
-    project: scope.kind === 'project' ? scope.projectId : null,
-  };
-}
-
-/**
- * SQL functions over the core: `engram_normalise_error(message)`, `engram_correction(text)`
- * (JSON `{kind, statement}` or NULL; the last answer is remembered, as SQLite may ask twice for
- * one row) and the aggregate `engram_sample(value, max)` (a JSON array of the `max` smallest
- * distinct values: a bounded, deterministic evidence sample per group).
- */
-function registerFunctions(db: Database): void {
-  db.function('engram_normalise_error', { deterministic: true }, (message: unknown) =>
-    typeof message === 'string' ? normaliseErrorMessage(message) : '',
-  );
-  let lastText: unknown = null;
-  let lastAnswer: string | null = null;
-  db.function('engram_correction', { deterministic: true }, (text: unknown) => {
-    if (text === lastText) return lastAnswer;
-    lastText = text;
-    const correction = typeof text === 'string' ? userCorrectionOf(text) : null;
-    lastAnswer = correction === null ? null : JSON.stringify(correction);
-    return lastAnswer;
-  });
-  const step = (kept: string[], value: unknown, max: unknown): string[] => {
-    if (typeof value !== 'string') return kept;
-    const limit = typeof max === 'number' ? max : Number(max);
-    if (kept.includes(value)) return kept;
-    if (kept.length >= limit && value >= kept[kept.length - 1]) return kept;
-    let at = kept.length;
-    while (at > 0 && kept[at - 1] > value) at -= 1;
-    kept.splice(at, 0, value);
-    if (kept.length > limit) kept.pop();
-    return kept;
-  };
-  db.aggregate<string[]>('engram_sample', {
-    start: () => [],
-    // The typings know only one-argument aggregates; SQLite passes (value, max).
-    step: step as (kept: string[], value: string) => string[],
-    result: (kept: string[]) => JSON.stringify(kept),
-  });
-}

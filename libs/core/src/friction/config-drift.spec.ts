@@ -6,7 +6,7 @@ import {
   isConfigFile,
   setupCommandOf,
 } from './config-drift-classify';
-import { detectConfigurationDrift, type ConfigRepairRow } from './config-drift';
+import { detectConfigurationDrift, driftTimeline, type ConfigRepairRow } from './config-drift';
 import { clusterFindings, frictionProposals } from './friction-report';
 import { DEFAULT_FRICTION_SETTINGS } from './friction-settings';
 import { detectRecurringFailures } from './recurring-failures';
@@ -155,6 +155,18 @@ describe('detectConfigurationDrift', () => {
       settings,
     );
     expect(split.map((f) => f.projectIds)).toEqual([['acme/api'], ['acme/web']]);
+  });
+
+  it('should count the repairs of reported drifts per day, and only those', () => {
+    const rows = [
+      repair({ days: { '2026-11-20': 2, '2026-11-21': 1 } }),
+      repair({ repair: 'docker compose up -d', days: { '2026-11-21': 3 } }),
+      repair({ repair: '.npmrc', sessions: 2, days: { '2026-11-20': 9 } }),
+    ];
+    expect(driftTimeline(rows, settings)).toEqual([
+      { day: '2026-11-20', kind: 'configuration-drift', count: 2 },
+      { day: '2026-11-21', kind: 'configuration-drift', count: 4 },
+    ]);
   });
 
   it('should cluster with the recurring failure of the same command into one proposal', () => {

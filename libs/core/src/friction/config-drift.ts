@@ -3,6 +3,7 @@ import { groupBy } from '../observation/candidates';
 import type { ConfigRepair } from './config-drift-classify';
 import {
   clusterMeasures,
+  dayCounts,
   frictionConfidence,
   type FailureGroupMeasures,
   inlineCode,
@@ -10,7 +11,7 @@ import {
   oneLineCut,
 } from './friction-findings';
 import type { FrictionSettings } from './friction-settings';
-import type { FrictionFinding } from './friction-types';
+import type { FrictionDayCount, FrictionFinding } from './friction-types';
 import { commandSubject, failedCall } from './recurring-failures';
 
 /**
@@ -32,6 +33,8 @@ export interface ConfigRepairRow extends FailureGroupMeasures {
   sampleMessage: string;
   /** One command that failed, when the failing tool runs commands. */
   sampleCommand: string | null;
+  /** Repairs per UTC day (`YYYY-MM-DD`), for the timeline; absent: not counted. */
+  days?: Record<string, number>;
 }
 
 const MAX_ERROR_CHARS = 160;
@@ -48,10 +51,7 @@ export function detectConfigurationDrift(
   rows: readonly ConfigRepairRow[],
   settings: FrictionSettings,
 ): FrictionFinding[] {
-  const drifting = rows.filter(
-    (row) => row.sessions >= settings.minDriftSessions && row.normalisedError.trim() !== '',
-  );
-  const clusters = groupBy(drifting, (row) =>
+  const clusters = groupBy(driftingRows(rows, settings), (row) =>
     idOf(
       'friction',
       'configuration-drift',
@@ -62,6 +62,24 @@ export function detectConfigurationDrift(
     ),
   );
   return [...clusters].map(([key, cluster]) => driftFinding(key, cluster, settings));
+}
+
+/** The rows that are drift (enough sessions, a real error pattern). */
+function driftingRows(
+  rows: readonly ConfigRepairRow[],
+  settings: FrictionSettings,
+): ConfigRepairRow[] {
+  return rows.filter(
+    (row) => row.sessions >= settings.minDriftSessions && row.normalisedError.trim() !== '',
+  );
+}
+
+/** The repairs of the reported drifts per day (the "friction over time" chart). */
+export function driftTimeline(
+  rows: readonly ConfigRepairRow[],
+  settings: FrictionSettings,
+): FrictionDayCount[] {
+  return dayCounts(driftingRows(rows, settings), 'configuration-drift');
 }
 
 function driftFinding(

@@ -1,6 +1,11 @@
 import type { EpochMillis } from '@engram/contracts';
 import type { FrictionSettings } from './friction-settings';
-import type { FrictionCost, FrictionEvidence } from './friction-types';
+import type {
+  FrictionCost,
+  FrictionDayCount,
+  FrictionEvidence,
+  FrictionKind,
+} from './friction-types';
 
 /**
  * What the adapters measure of a group of failed calls (an error pattern of a project, a retry
@@ -93,6 +98,22 @@ export function clusterMeasures(
  */
 export function frictionConfidence(sessions: number, threshold: number, base: number): number {
   return round2(Math.min(0.95, base + 0.05 * Math.max(0, sessions - threshold)));
+}
+
+/** The per-day counts of rows (`days`) summed into timeline entries of one kind. */
+export function dayCounts(
+  rows: readonly { days?: Record<string, number> }[],
+  kind: FrictionKind,
+): FrictionDayCount[] {
+  const total = new Map<string, number>();
+  for (const row of rows) {
+    for (const [day, count] of Object.entries(row.days ?? {})) {
+      total.set(day, (total.get(day) ?? 0) + count);
+    }
+  }
+  return [...total]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([day, count]) => ({ day, kind, count }));
 }
 
 /** Sorted distinct values, at most `max` (a deterministic evidence sample). */

@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { frictionProposals } from './friction-report';
 import { DEFAULT_FRICTION_SETTINGS } from './friction-settings';
-import { detectMissingSkills, skillName, type RecipeRow } from './missing-skills';
+import {
+  detectMissingSkills,
+  missingSkillTimeline,
+  skillName,
+  type RecipeRow,
+} from './missing-skills';
 import { normaliseRecipeCommand, recipeStepOf } from './missing-skills-steps';
 
 const settings = DEFAULT_FRICTION_SETTINGS;
@@ -111,6 +116,24 @@ describe('detectMissingSkills', () => {
       settings,
     );
     expect(often).toHaveLength(2);
+  });
+
+  it('should count the runs of reported recipes per day, not of the runs inside them', () => {
+    const rows = [
+      recipe(RELEASE, { days: { '2026-11-20': 4, '2026-11-22': 3 } }),
+      recipe(RELEASE.slice(0, 3), { days: { '2026-11-20': 4, '2026-11-22': 3 } }),
+    ];
+    expect(missingSkillTimeline(rows, settings)).toEqual([
+      { day: '2026-11-20', kind: 'missing-skill', count: 4 },
+      { day: '2026-11-22', kind: 'missing-skill', count: 3 },
+    ]);
+  });
+
+  it('should not take a retry loop for a recipe', () => {
+    const retries = ['$ make e2e', '$ make e2e', '$ make e2e'];
+    expect(detectMissingSkills([recipe(retries)], settings)).toEqual([]);
+    const fixAndRetry = ['$ make e2e', 'Edit e2e/login.spec.ts', '$ make e2e'];
+    expect(detectMissingSkills([recipe(fixAndRetry)], settings)).toHaveLength(1);
   });
 
   it('should not fire below the sessions, on too few steps, or on reads without commands', () => {

@@ -1,12 +1,13 @@
 import { idOf } from '../ids/deterministic-id';
 import {
+  dayCounts,
   frictionConfidence,
   type FailureGroupMeasures,
   frictionCost,
   isoDate,
 } from './friction-findings';
 import type { FrictionSettings } from './friction-settings';
-import type { FrictionFinding } from './friction-types';
+import type { FrictionDayCount, FrictionFinding } from './friction-types';
 import { isCommandStep, stepInstruction, stepText } from './missing-skills-steps';
 
 /**
@@ -19,6 +20,8 @@ export interface RecipeRow extends FailureGroupMeasures {
   tenantId: string;
   projectId: string;
   steps: string[];
+  /** Times done per UTC day (`YYYY-MM-DD`), for the timeline; absent: not counted. */
+  days?: Record<string, number>;
 }
 
 /**
@@ -30,8 +33,8 @@ const EXPLAINED_SHARE = 0.8;
 /**
  * Missing skills: a multi-step recipe done by hand again and again (seed 001 phase 4: "propose
  * new skill creation") — the same ordered sequence of `minRecipeSteps`..`maxRecipeSteps`
- * consecutive tool calls, at least `minRecipeCommands` of them commands, in at least
- * `minRecipeSessions` sessions of a project. A recipe inside a longer one done about as often
+ * consecutive tool calls, at least `minRecipeCommands` of them commands and no call repeated
+ * right after itself (that is a retry), in at least `minRecipeSessions` sessions of a project. A recipe inside a longer one done about as often
  * is that longer one, not a recipe of its own. The proposal is a new skill (`SKILL.md`) with
  * the steps in order.
  */
@@ -39,12 +42,27 @@ export function detectMissingSkills(
   rows: readonly RecipeRow[],
   settings: FrictionSettings,
 ): FrictionFinding[] {
+  return handRecipes(rows, settings).map((recipe) => skillFinding(recipe, settings));
+}
+
+/** The reported recipes' runs per day (the "friction over time" chart). */
+export function missingSkillTimeline(
+  rows: readonly RecipeRow[],
+  settings: FrictionSettings,
+): FrictionDayCount[] {
+  return dayCounts(handRecipes(rows, settings), 'missing-skill');
+}
+
+/** The recipes that are reported: above the thresholds, not explained by a longer one. */
+function handRecipes(rows: readonly RecipeRow[], settings: FrictionSettings): RecipeRow[] {
   const recipes = rows.filter(
     (row) =>
       row.sessions >= settings.minRecipeSessions &&
       row.steps.length >= settings.minRecipeSteps &&
       row.steps.length <= settings.maxRecipeSteps &&
-      row.steps.filter(isCommandStep).length >= settings.minRecipeCommands,
+      row.steps.filter(isCommandStep).length >= settings.minRecipeCommands &&
+      // The same call twice in a row is a retry (tool misuse), not a step of a recipe.
+      row.steps.every((step, i) => i === 0 || step !== row.steps[i - 1]),
   );
   const longestFirst = [...recipes].sort(
     (a, b) => b.steps.length - a.steps.length || b.sessions - a.sessions,
@@ -61,7 +79,7 @@ export function detectMissingSkills(
     );
     if (!explained) kept.push(recipe);
   }
-  return kept.map((recipe) => skillFinding(recipe, settings));
+  return kept;
 }
 
 /** Whether `run` occurs in `steps` as consecutive steps. */

@@ -1,4 +1,6 @@
+import type { ConfigRepairRow } from '../friction/config-drift';
 import type { FailurePatternRow } from '../friction/recurring-failures';
+import type { RecipeRow } from '../friction/missing-skills';
 import type { CorrectionRow } from '../friction/repeated-corrections';
 import type { FrictionSettings } from '../friction/friction-settings';
 import type { StaleMemoryRow } from '../friction/stale-memories';
@@ -30,6 +32,8 @@ export const FRICTION_SIGNALS = [
   'failure-timeline',
   'corrections',
   'stale-memories',
+  'config-repairs',
+  'recipes',
 ] as const;
 export type FrictionSignal = (typeof FRICTION_SIGNALS)[number];
 
@@ -85,5 +89,25 @@ export interface FrictionSource {
   ): MaybePromise<number>;
   /** Stale memories served after they went stale, within the window. */
   staleMemories(window: FrictionWindow, scope: FrictionScope): MaybePromise<StaleMemoryRow[]>;
+  /**
+   * Configuration drift: successful repairs (configRepairOf) paired with the failed call before
+   * them in the same turn, grouped by repair and error pattern, those in `minDriftSessions`
+   * sessions. Optional: a source without it is reported as a gap.
+   */
+  configRepairs?(
+    window: FrictionWindow,
+    scope: FrictionScope,
+    settings: FrictionSettings,
+  ): MaybePromise<ConfigRepairRow[]>;
+  /**
+   * Missing skills: runs of `minRecipeSteps`..`maxRecipeSteps` consecutive calls of one turn
+   * (recipeStepOf) with `minRecipeCommands` commands, grouped per project, those in
+   * `minRecipeSessions` sessions. Optional: a source without it is reported as a gap.
+   */
+  recipes?(
+    window: FrictionWindow,
+    scope: FrictionScope,
+    settings: FrictionSettings,
+  ): MaybePromise<RecipeRow[]>;
   close(): MaybePromise<void>;
 }
