@@ -2,6 +2,8 @@ import type { Proposal, ProposalStatus, Typed } from '@engram/contracts';
 import { PROPOSAL_STATUSES } from '@engram/contracts';
 import {
   CompactedView,
+  decideFrictionProposal,
+  frictionRecordAt,
   type EventLogPort,
   type ReviewCommand,
   type TopicCodec,
@@ -60,6 +62,8 @@ export interface ReviewDeskOptions {
  * proposal's latest state), and a decision is sent to the project's reflector — the only writer
  * of its proposals — through the reflector's work topic, then awaited on memory.proposals.v1.
  * The reflector applies it exactly once, so a decision sent twice changes nothing twice.
+ * Friction proposals (`f-…`, written by the friction report) are listed and decided here too:
+ * their decision is written directly (core's decideFrictionProposal), as no reflector owns them.
  */
 export class ReviewDesk {
   private readonly proposals: CompactedView<Typed<'Proposal'>>;
@@ -95,16 +99,24 @@ export class ReviewDesk {
     }
     requireTenant(query.tenantId);
     await this.proposals.refresh();
+    const now = this.now();
     return this.proposals
       .values()
+      .map((p) => (p.kind === 'friction' ? frictionRecordAt(p, now) : p))
       .filter(
         (p) =>
-          p.kind === 'reflection' &&
           p.tenantId === query.tenantId &&
           (!query.projectId || p.projectId === query.projectId) &&
           (status === 'all' || p.status === status),
       )
       .sort((a, b) => b.createdAt - a.createdAt || (a.proposalId < b.proposalId ? -1 : 1));
+  }
+
+  /** One proposal of the tenant as it stands now (`engram review apply`); not-found otherwise. */
+  async get(tenantId: string, proposalId: string): Promise<Proposal> {
+    requireTenant(tenantId);
+    const proposal = await this.find(tenantId, proposalId);
+    return proposal.kind === 'friction' ? frictionRecordAt(proposal, this.now()) : proposal;
   }
 
   /**
@@ -119,6 +131,7 @@ export class ReviewDesk {
       throw new ReviewRequestError('invalid', 'text: an edited proposal needs text');
     }
     const current = await this.find(request.tenantId, request.proposalId);
+    if (current.kind === 'friction') return this.decideFriction(current, request);
     const wanted: ProposalStatus = request.action === 'reject' ? 'rejected' : 'approved';
     if (current.status !== 'pending') {
       const same =
@@ -143,15 +156,32 @@ export class ReviewDesk {
     return { proposal: decided, changed: true };
   }
 
+  /**
+   * A friction proposal has no reflector: the decision is its new record on memory.proposals.v1,
+   * written here (and an expiry found on the way is written down before the conflict is said).
+   */
+  private async decideFriction(current: Proposal, request: DecisionRequest): Promise<Decision> {
+    const decision = decideFrictionProposal(
+      current,
+      request.action,
+      this.now(),
+      request.by?.trim() || null,
+    );
+    const written = decision.ok ? decision.changed : decision.record !== current;
+    if (written) {
+      await this.log.publish(this.codecs.proposals, [
+        { type: 'Proposal' as const, ...decision.record },
+      ]);
+    }
+    if (!decision.ok) throw new ReviewRequestError(decision.code, decision.message);
+    return { proposal: decision.record, changed: decision.changed };
+  }
+
   private async find(tenantId: string, proposalId: string): Promise<Proposal> {
     await this.proposals.refresh();
     const proposal = this.proposals.get(proposalId);
     // Another tenant's proposal is "not found": its existence is not for this caller to learn.
-    if (
-      proposal === undefined ||
-      proposal.tenantId !== tenantId ||
-      proposal.kind !== 'reflection'
-    ) {
+    if (proposal === undefined || proposal.tenantId !== tenantId) {
       throw new ReviewRequestError('not-found', `no proposal ${proposalId} for tenant ${tenantId}`);
     }
     return proposal;

@@ -20,6 +20,7 @@ import type { Command } from 'commander';
 import { writeFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { progressBar, type Progress } from '../progress';
+import { reviewFrictionReport, withRecurrence } from './friction-review-loop';
 import { DEFAULT_DATA_DIR } from './replay.command';
 
 export const FRICTION_FORMATS = ['md', 'json', 'html'] as const;
@@ -152,6 +153,7 @@ interface FrictionCommandOptions {
   dataDir: string;
   distributed?: boolean;
   progress?: boolean;
+  review: boolean;
 }
 
 function wholeNumber(flag: string): (value: string) => number {
@@ -191,6 +193,10 @@ export function registerFrictionReportCommand(program: Command): void {
     .option('--data-dir <dir>', 'embedded mode: the data directory', DEFAULT_DATA_DIR)
     .option('--distributed', 'on Elasticsearch and Neo4j (not available yet)')
     .option('--no-progress', 'no progress bar on stderr')
+    .option(
+      '--no-review',
+      'read-only: neither publish the proposals for `engram review` nor check approved ones for recurrence',
+    )
     .action(async (options: FrictionCommandOptions) => {
       if (options.distributed) {
         console.error(
@@ -222,12 +228,36 @@ export function registerFrictionReportCommand(program: Command): void {
         process.exitCode = 3;
         return;
       }
+      // Closing the loop: proposals to review, approved ones checked for recurrence.
+      const reviewed = await reviewFrictionReport(
+        outcome.report,
+        options,
+        settings,
+        async (window, since) => {
+          const again = await Promise.resolve(
+            runFrictionReport({
+              window,
+              scope: outcome.report.scope,
+              settings: since,
+              dataDir: options.dataDir,
+              topics: frictionTopics(loadConfig().topicPrefix),
+            }),
+          );
+          return again.kind === 'report' ? again.report : null;
+        },
+        loadConfig(),
+      );
+      if (reviewed.note !== '') console.error(reviewed.note);
       for (const { format, file } of frictionOutputs(formats, options.out)) {
-        const text = renderFrictionReport(outcome.report, format);
+        const text = withRecurrence(
+          renderFrictionReport(reviewed.report, format),
+          format,
+          reviewed.recurrence,
+        );
         if (file === null) process.stdout.write(text);
         else {
           await writeFile(file, text, 'utf8');
-          console.error(`wrote ${file} (${outcome.report.proposals.length} proposals)`);
+          console.error(`wrote ${file} (${reviewed.report.proposals.length} proposals)`);
         }
       }
     });

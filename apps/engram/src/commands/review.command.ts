@@ -1,22 +1,7 @@
 import { loadConfig } from '@engram/config';
 import { PROPOSAL_STATUSES, type Memory } from '@engram/contracts';
-import { REFLECTION_SECTIONS, isoDay } from '@engram/core';
-import { SqliteEventLog, SqliteEventLogAdapter } from '@engram/embedded';
 import { InvalidArgumentError, type Command } from 'commander';
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import {
-  distillerCodecs,
-  prefixedDistillerTopics,
-  ReviewDesk,
-  ReviewRequestError,
-  type DecisionRequest,
-  type ReviewErrorCode,
-  type StatusFilter,
-  ReviewGrpcClient,
-  proposalMessage,
-  type ProposalMessage,
-} from '@engram/app-distiller';
+import { ReviewRequestError, type ReviewErrorCode, type StatusFilter } from '@engram/app-distiller';
 import {
   formatMemoryDecision,
   formatMemoryReviews,
@@ -26,6 +11,18 @@ import {
 } from './memory-review';
 import { tenantOfProject } from './memory.command';
 import { DEFAULT_DATA_DIR } from './replay.command';
+import {
+  embeddedReviewBackend,
+  grpcReviewBackend,
+  reviewTenant,
+  type ReviewBackend,
+} from './review-backends';
+import { formatDecision, formatProposals } from './review-format';
+import { runReviewApply, type ReviewApplyAction } from './review-apply';
+
+// The backends and the formatting live in their own modules; importers of this one keep working.
+export { embeddedReviewBackend, grpcReviewBackend, type ReviewBackend } from './review-backends';
+export { formatProposals } from './review-format';
 
 /** Exit codes of `engram review` besides 0 (done) and 1 (anything unexpected). */
 export const REVIEW_EXIT_CODES: Readonly<Record<ReviewErrorCode, number>> = {
@@ -34,21 +31,6 @@ export const REVIEW_EXIT_CODES: Readonly<Record<ReviewErrorCode, number>> = {
   conflict: 4,
   timeout: 5,
 };
-
-/** What the command needs: the desk on the embedded log, or a review API (either mode's). */
-export interface ReviewBackend {
-  /** Tenants with proposals (embedded), to default --tenant; empty when the server decides. */
-  tenants(): Promise<string[]>;
-  list(query: {
-    tenantId: string;
-    projectId: string | null;
-    status: StatusFilter;
-  }): Promise<ProposalMessage[]>;
-  decide(request: DecisionRequest): Promise<{ proposal: ProposalMessage; changed: boolean }>;
-  /** Inferred memories flagged needsReview (issue #20); absent: proposals only. */
-  memories?: MemoryReviewBackend | null;
-  close(): Promise<void>;
-}
 
 export type ReviewAction =
   | { kind: 'list'; project?: string; status: StatusFilter }
@@ -84,7 +66,7 @@ export async function runReview(
     ) {
       return await decideMemory(backend.memories, { ...action, project: action.project }, options);
     }
-    const tenantId = await tenantOf(backend, options.tenant);
+    const tenantId = await reviewTenant(backend, options.tenant);
     if (action.kind === 'list') {
       const proposals = await backend.list({
         tenantId,
@@ -186,143 +168,6 @@ function memoryTenant(
   );
 }
 
-async function tenantOf(backend: ReviewBackend, tenant: string | undefined): Promise<string> {
-  if (tenant !== undefined) return tenant;
-  const tenants = await backend.tenants();
-  if (tenants.length > 1) {
-    throw new ReviewRequestError(
-      'invalid',
-      `several tenants have proposals (${tenants.join(', ')}): pass --tenant`,
-    );
-  }
-  // None: the server decides from the token (distributed), or there is nothing yet (embedded).
-  return tenants[0] ?? '';
-}
-
-/** Proposals for people, grouped like seed 001's REVIEW.md. */
-export function formatProposals(
-  proposals: readonly ProposalMessage[],
-  status: StatusFilter,
-): string {
-  const what = status === 'all' ? '' : `${status} `;
-  if (proposals.length === 0) return `no ${what}proposals`;
-  const lines = [
-    `# ${proposals.length} ${what}memory proposal${proposals.length === 1 ? '' : 's'}`,
-  ];
-  for (const section of REFLECTION_SECTIONS) {
-    const items = proposals.filter((p) => p.section === section);
-    if (items.length === 0) continue;
-    lines.push('', `## Proposed for: ${section}`);
-    for (const p of items) lines.push(proposalLine(p));
-  }
-  return lines.join('\n');
-}
-
-function proposalLine(p: ProposalMessage): string {
-  const evidence = [
-    count(p.evidenceMemoryIds.length, 'memory', 'memories'),
-    count(p.evidenceEventIds.length, 'event', 'events'),
-    `sessions ${p.evidenceSessionIds.join(', ')}`,
-  ].join(', ');
-  const state =
-    p.status === 'pending'
-      ? `expires ${isoDay(p.expiresAt)}`
-      : `${p.status} ${isoDay(p.decidedAt)}`;
-  return `- [${p.status === 'approved' ? 'x' : ' '}] \`${p.proposalId}\` ${p.projectId}: ${p.text} — ${evidence}; ${state}`;
-}
-
-function count(n: number, one: string, many: string): string {
-  return `${n} ${n === 1 ? one : many}`;
-}
-
-function formatDecision(decision: { proposal: ProposalMessage; changed: boolean }): string {
-  const p = decision.proposal;
-  const head = `${p.proposalId} ${p.status}${decision.changed ? '' : ' (already)'}: ${p.text}`;
-  return p.promotedMemoryId === ''
-    ? head
-    : `${head}\n  → user-verified memory ${p.promotedMemoryId}`;
-}
-
-/** Embedded: the desk on the SQLite log in the data directory (the running `engram start` decides). */
-export function embeddedReviewBackend(
-  dataDir: string,
-  options: { timeoutMs?: number } = {},
-): ReviewBackend {
-  if (!existsSync(join(dataDir, 'events.db'))) {
-    throw new Error(
-      `no event log in ${dataDir} (--data-dir): run \`engram start\` and replay events first`,
-    );
-  }
-  const config = loadConfig();
-  const topics = prefixedDistillerTopics(config.topicPrefix);
-  const log = SqliteEventLog.open({ dataDir });
-  const started = log.topic(topics.proposals) !== undefined;
-  const desk = new ReviewDesk(new SqliteEventLogAdapter(log), distillerCodecs(topics), {
-    timeoutMs: options.timeoutMs ?? 30_000,
-  });
-  const memories = lifecycleMemoryReviews({ dataDir });
-  return {
-    memories,
-    tenants: () => (started ? desk.tenants() : Promise.resolve([])),
-    async list(query) {
-      if (!started || query.tenantId === '') return [];
-      return (await desk.list(query)).map(proposalMessage);
-    },
-    async decide(request) {
-      if (!started || request.tenantId === '') {
-        throw new ReviewRequestError(
-          'not-found',
-          `no proposal ${request.proposalId} (no reflection yet)`,
-        );
-      }
-      const { proposal, changed } = await desk.decide(request);
-      return { proposal: proposalMessage(proposal), changed };
-    },
-    async close() {
-      await memories.close();
-      log.close();
-    },
-  };
-}
-
-/**
- * The review API (engram.review.v1) over gRPC: the distiller's in distributed mode, or the one
- * `engram start` serves in embedded mode (both on ENGRAM_REVIEW_GRPC_URL).
- */
-export function grpcReviewBackend(url: string, token?: string): ReviewBackend {
-  const client = new ReviewGrpcClient(url, { ...(token !== undefined && { token }) });
-  const scope = (tenantId: string, projectId?: string | null) => ({
-    tenantId,
-    projectId: projectId ?? '',
-  });
-  return {
-    tenants: () => Promise.resolve([]),
-    async list(query) {
-      const { proposals } = await client.list({
-        scope: scope(query.tenantId, query.projectId),
-        status: query.status,
-      });
-      return proposals;
-    },
-    decide(request) {
-      const base = {
-        scope: scope(request.tenantId),
-        proposalId: request.proposalId,
-        reviewer: request.by ?? '',
-      };
-      switch (request.action) {
-        case 'approve':
-          return client.approve(base);
-        case 'edit-and-approve':
-          return client.editAndApprove({ ...base, text: request.text ?? '' });
-        case 'reject':
-          return client.reject({ ...base, reason: request.reason ?? '' });
-      }
-    },
-    close: () => Promise.resolve(client.close()),
-  };
-}
-
 function statusOption(value: string): StatusFilter {
   const allowed: readonly string[] = [...PROPOSAL_STATUSES, 'all'];
   if (!allowed.includes(value)) {
@@ -370,7 +215,10 @@ function reviewUrlOf(options: Pick<CommonOptions, 'grpc' | 'url'>): string {
   return options.grpc ?? options.url ?? loadConfig().distiller.reviewGrpcUrl;
 }
 
-async function execute(action: ReviewAction, options: CommonOptions): Promise<void> {
+async function execute(
+  action: ReviewAction | ReviewApplyAction,
+  options: CommonOptions,
+): Promise<void> {
   let backend: ReviewBackend =
     options.grpc !== undefined || options.distributed
       ? grpcReviewBackend(reviewUrlOf(options), options.token ?? loadConfig().recall.token)
@@ -391,7 +239,10 @@ async function execute(action: ReviewAction, options: CommonOptions): Promise<vo
     };
   }
   try {
-    const run = await runReview(backend, action, options);
+    const run =
+      action.kind === 'apply'
+        ? await runReviewApply(backend, action, options)
+        : await runReview(backend, action, options);
     if (run.stdout !== '') console.log(run.stdout);
     if (run.stderr !== '') console.error(run.stderr);
     process.exitCode = run.exitCode;
@@ -401,14 +252,15 @@ async function execute(action: ReviewAction, options: CommonOptions): Promise<vo
 }
 
 const EXIT_HELP = `
-Exit codes: 0 done, 2 invalid request, 3 no such proposal, 4 already decided otherwise,
-5 queued but not yet recorded (is the distiller running?), 1 anything else.`;
+Exit codes: 0 done, 2 invalid request (apply: not a file change), 3 no such proposal,
+4 already decided otherwise (apply: not approved), 5 queued but not yet recorded (is the
+distiller running?), 1 anything else.`;
 
 export function registerReviewCommand(program: Command): void {
   const review = program
     .command('review')
     .description(
-      "the reflector's MEMORY.md proposals, and inferred memories flagged needsReview: list, approve, edit then approve, reject",
+      "the reflector's MEMORY.md proposals, the friction report's proposals (f-…), and inferred memories flagged needsReview: list, approve, edit then approve, reject; apply an approved file change",
     )
     .addHelpText('after', EXIT_HELP);
   withCommonOptions(review.command('list', { isDefault: true }))
@@ -448,5 +300,18 @@ export function registerReviewCommand(program: Command): void {
     .option(memoryProject, memoryProjectHelp)
     .action((id: string, options: CommonOptions & { reason?: string; project?: string }) =>
       execute({ kind: 'reject', id, reason: options.reason, project: options.project }, options),
+    );
+  withCommonOptions(review.command('apply <id>'))
+    .description(
+      'write an approved friction proposal’s file change as a unified diff (`git apply` takes it)',
+    )
+    .option('--out <file>', 'write the diff there (default: stdout)')
+    .option(
+      '--repo <dir>',
+      'the repository it applies to: the diff is made against its file (default: .)',
+      '.',
+    )
+    .action((id: string, options: CommonOptions & { out?: string; repo: string }) =>
+      execute({ kind: 'apply', id, out: options.out, repo: options.repo }, options),
     );
 }

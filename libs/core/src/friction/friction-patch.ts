@@ -3,6 +3,9 @@ import type { Proposal } from '@engram/contracts';
 /** Up to this many lines of the file follow the inserted ones, as the hunk's context. */
 const CONTEXT_LINES = 3;
 
+/** What a patch is made from: the record, or a review API message with its kind. */
+export type FrictionPatchInput = Pick<Proposal, 'proposalId' | 'kind' | 'status' | 'text'>;
+
 export type FrictionPatchRefusal =
   { code: 'not-approved'; message: string } | { code: 'not-a-file'; message: string };
 
@@ -15,7 +18,7 @@ export type FrictionPatchRefusal =
  * against the repository the reviewer applies it to.
  */
 export function frictionPatch(
-  record: Proposal,
+  record: FrictionPatchInput,
   current: string | null,
 ): { ok: true; file: string; patch: string } | ({ ok: false } & FrictionPatchRefusal) {
   const file = frictionPatchTarget(record);
@@ -23,9 +26,9 @@ export function frictionPatch(
     return {
       ok: false,
       code: 'not-a-file',
-      message:
-        `${record.proposalId} changes ${record.target ?? 'no file'}, not a file: ` +
-        'there is no patch to write',
+      message: `${record.proposalId} is not a file change (${
+        record.kind === 'friction' ? 'a memory to retire' : 'a MEMORY.md line'
+      }): there is no patch to write`,
     };
   }
   if (record.status !== 'approved') {
@@ -70,15 +73,15 @@ export function frictionPatch(
 }
 
 /**
- * The file a friction record changes (AGENTS.md, CLAUDE.md, a config file), or null: a memory
- * target, a reflector proposal, or a path that would leave the repository.
+ * The file a friction record changes (AGENTS.md, CLAUDE.md, a skill's SKILL.md): the one its
+ * stored patch names. Null for a memory to retire, a reflector proposal, or a path that would
+ * leave the repository. Read from the text, so a review API message (which has no target field)
+ * says it as well as the record.
  */
-export function frictionPatchTarget(record: Proposal): string | null {
-  if (record.kind !== 'friction' || record.target === null || record.target === 'memory') {
-    return null;
-  }
-  if (!record.text.startsWith('--- ') || !isPlainRelativePath(record.target)) return null;
-  return record.target;
+export function frictionPatchTarget(record: FrictionPatchInput): string | null {
+  const file = /^\+\+\+ b\/(.+)$/m.exec(record.text)?.[1] ?? null;
+  if (record.kind !== 'friction' || file === null || !isPlainRelativePath(file)) return null;
+  return file;
 }
 
 /**

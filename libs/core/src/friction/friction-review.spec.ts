@@ -347,8 +347,14 @@ describe('frictionPatch (engram review apply)', () => {
   it('should refuse a proposal that is not approved, or not a file change', () => {
     expect(frictionPatch(pending, null)).toMatchObject({ ok: false, code: 'not-approved' });
     expect(frictionPatch(approve(memory), null)).toMatchObject({ ok: false, code: 'not-a-file' });
-    expect(frictionPatchTarget({ ...approve(pending), target: '../etc/passwd' })).toBeNull();
-    expect(frictionPatchTarget({ ...approve(pending), target: '/etc/passwd' })).toBeNull();
+    const aimedAt = (file: string) => ({
+      ...approve(pending),
+      text: approve(pending).text.replace('+++ b/AGENTS.md', `+++ b/${file}`),
+    });
+    expect(frictionPatchTarget(aimedAt('docs/AGENTS.md'))).toBe('docs/AGENTS.md');
+    expect(frictionPatchTarget(aimedAt('../etc/passwd'))).toBeNull();
+    expect(frictionPatchTarget(aimedAt('/etc/passwd'))).toBeNull();
+    expect(frictionPatchTarget(aimedAt('a/./b'))).toBeNull();
     expect(frictionPatchTarget({ ...approve(pending), kind: 'reflection' })).toBeNull();
   });
 });
