@@ -1,4 +1,4 @@
 // The retrieval app's test helpers for other apps (`@engram/app-retrieval/testing`): the records
 // and the corpus the recall RPC tests index.
-export { fileGotcha, PROJECT, TENANT } from './records';
+export { fileGotcha, memoryRecord, PROJECT, TENANT } from './records';
 export { AUTH_FILE, CURRENT_SESSION, indexRpcCorpus, rpcCorpus } from './rpc-corpus';
