@@ -77,6 +77,9 @@ describe('generated gRPC types', () => {
         decidedAt: 1_700_000_100_000,
         decidedBy: 'tim',
         promotedMemoryId: '',
+        kind: 'reflection',
+        target: '',
+        severity: 0,
       },
       changed: true,
     };

@@ -37,5 +37,8 @@ export function proposalMessage(proposal: Proposal): ProposalMessage {
     decidedBy:
       proposal.status === 'pending' || proposal.status === 'expired' ? '' : (proposal.userId ?? ''),
     promotedMemoryId: proposal.promotedMemoryId ?? '',
+    kind: proposal.kind,
+    target: proposal.target ?? '',
+    severity: proposal.severity ?? 0,
   };
 }

@@ -234,6 +234,23 @@ describe('friction proposals under review (embedded)', () => {
         proposals: ProposalMessage[];
       };
       expect(list.proposals.map((p) => p.proposalId).sort()).toEqual([lintId, correctionId].sort());
+      const served = list.proposals.find((p) => p.proposalId === lintId)!;
+      expect(served).toMatchObject({ kind: 'friction', target: 'AGENTS.md', status: 'pending' });
+      expect(served.severity).toBeGreaterThan(0);
+      expect(served.section).toMatch(/^(recurring-failure|tool-misuse):/);
+      // For people: the friction proposals by kind, each with its title, target and severity.
+      const text = await runReview(
+        backend,
+        { kind: 'list', status: 'pending' },
+        { tenant: 'acme' },
+      );
+      expect(text.stdout).toContain('# 2 pending friction proposals');
+      expect(text.stdout).toContain('## Friction: repeated-correction');
+      const line = text.stdout.split('\n').find((l) => l.includes(lintId)) ?? '';
+      expect(line).toMatch(/^- \[ \] `f-20261207-00\d` acme\/web: .*pnpm run lint/);
+      expect(line).toMatch(
+        /→ AGENTS\.md \(severity [\d.]+\) — 0 memories, \d+ events, sessions w1-0/,
+      );
       const approved = await run({ kind: 'approve', id: lintId });
       expect(approved.exitCode).toBe(0);
       expect(JSON.parse(approved.stdout)).toMatchObject({

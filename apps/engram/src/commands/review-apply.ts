@@ -1,8 +1,10 @@
 import { ReviewRequestError } from '@engram/app-distiller';
-import { frictionPatch, frictionPatchTarget, isFrictionProposalId } from '@engram/core';
+import type { ProposalStatus } from '@engram/contracts';
+import { frictionPatch, frictionPatchTarget } from '@engram/core';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { reviewTenant, type ReviewBackend } from './review-backends';
+import { isFrictionMessage } from './review-format';
 
 /** `engram review apply ID [--out FILE] [--repo DIR]`. */
 export interface ReviewApplyAction {
@@ -48,12 +50,11 @@ export async function runReviewApply(
   }
   const input = {
     proposalId: proposal.proposalId,
-    kind: isFrictionProposalId(proposal.proposalId)
-      ? ('friction' as const)
-      : ('reflection' as const),
-    status: proposal.status as 'pending' | 'approved' | 'rejected' | 'expired',
+    kind: isFrictionMessage(proposal) ? ('friction' as const) : ('reflection' as const),
+    status: proposal.status as ProposalStatus,
     text: proposal.text,
   };
+
   const file = frictionPatchTarget(input);
   const current =
     file !== null && existsSync(join(action.repo, file))

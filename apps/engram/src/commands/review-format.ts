@@ -18,8 +18,8 @@ export function formatProposals(
 ): string {
   const what = status === 'all' ? '' : `${status} `;
   if (proposals.length === 0) return `no ${what}proposals`;
-  const friction = proposals.filter((p) => isFrictionProposalId(p.proposalId));
-  const memory = proposals.filter((p) => !isFrictionProposalId(p.proposalId));
+  const friction = proposals.filter(isFrictionMessage);
+  const memory = proposals.filter((p) => !isFrictionMessage(p));
   const lines: string[] = [];
   if (memory.length > 0) {
     lines.push(`# ${memory.length} ${what}memory proposal${memory.length === 1 ? '' : 's'}`);
@@ -37,7 +37,7 @@ export function formatProposals(
     for (const kind of [...new Set(friction.map(kindOf))].sort()) {
       lines.push('', `## Friction: ${kind}`);
       for (const p of friction.filter((item) => kindOf(item) === kind)) {
-        lines.push(proposalLine(p, `${p.title} → ${frictionTargetOf(p)}`));
+        lines.push(proposalLine(p, `${p.title} → ${frictionTargetOf(p)} (severity ${p.severity})`));
       }
     }
   }
@@ -47,6 +47,11 @@ export function formatProposals(
 /** Where a friction proposal's change goes: the file its patch names, else a memory. */
 function frictionTargetOf(p: ProposalMessage): string {
   return frictionPatchTarget({ ...p, kind: 'friction', status: 'pending' }) ?? 'memory';
+}
+
+/** A friction proposal (the message's kind; an f- id from a server older than the field). */
+export function isFrictionMessage(p: Pick<ProposalMessage, 'kind' | 'proposalId'>): boolean {
+  return p.kind === 'friction' || (p.kind === '' && isFrictionProposalId(p.proposalId));
 }
 
 function proposalLine(p: ProposalMessage, what: string): string {
@@ -68,9 +73,10 @@ function count(n: number, one: string, many: string): string {
 
 export function formatDecision(decision: { proposal: ProposalMessage; changed: boolean }): string {
   const p = decision.proposal;
-  const what = isFrictionProposalId(p.proposalId) ? p.title : p.text;
+  const friction = isFrictionMessage(p);
+  const what = friction ? p.title : p.text;
   const head = `${p.proposalId} ${p.status}${decision.changed ? '' : ' (already)'}: ${what}`;
-  if (isFrictionProposalId(p.proposalId) && p.status === 'approved') {
+  if (friction && p.status === 'approved') {
     const target = frictionTargetOf(p);
     return target === 'memory'
       ? `${head}\n  → ${p.text}`

@@ -151,7 +151,8 @@ export function memoryMdOfProposals(
   proposals: readonly reviewv1.Proposal__Output[],
 ): string {
   const approved = proposals
-    .filter((p) => p.status === 'approved' && p.projectId === projectId)
+    // Friction proposals are file changes and memories to retire, not MEMORY.md lines.
+    .filter((p) => p.status === 'approved' && p.projectId === projectId && p.kind !== 'friction')
     .sort((a, b) => a.decidedAt - b.decidedAt || a.proposalId.localeCompare(b.proposalId));
   const newest = approved.reduce((max, p) => Math.max(max, p.decidedAt), 0);
   const lines = [

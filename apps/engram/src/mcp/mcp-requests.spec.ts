@@ -174,6 +174,8 @@ describe('the answers as text', () => {
       p('p-1', { text: 'Small commits', section: 'User' }),
       p('p-3', { status: 'pending' }),
       p('p-4', { projectId: 'other' }),
+      // An approved friction proposal is a file change, not a MEMORY.md line.
+      p('f-20260217-001', { kind: 'friction', section: 'tool-misuse:x', text: '--- a/AGENTS.md' }),
     ]);
     expect(markdown).toBe(
       [
