@@ -5,7 +5,7 @@ import type { Database } from 'better-sqlite3';
  * The core's decisions for configuration drift and missing skills as SQL functions, so the
  * queries classify each tool call where it is read: `engram_config_repair(tool, command,
  * paths)` (JSON `{kind, target}` of configRepairOf, or NULL), `engram_recipe_step(tool, command,
- * paths)` (recipeStepOf) and the aggregate `engram_day_counts(at)` (JSON `{YYYY-MM-DD: n}`: at
+ * paths, failed)` (recipeStepOf) and the aggregate `engram_day_counts(at)` (JSON `{YYYY-MM-DD: n}`: at
  * most one key per day of the window). The events carry no working directory: paths are taken
  * as recorded.
  */
@@ -21,8 +21,8 @@ export function registerHabitFunctions(db: Database): void {
   db.function(
     'engram_recipe_step',
     { deterministic: true },
-    (tool: unknown, command: unknown, paths: unknown) =>
-      recipeStepOf(toolCallOf(tool, command, paths), null),
+    (tool: unknown, command: unknown, paths: unknown, failed: unknown) =>
+      recipeStepOf({ ...toolCallOf(tool, command, paths), failed: failed === 1 }, null),
   );
   db.aggregate<Record<string, number>>('engram_day_counts', {
     start: () => ({}),

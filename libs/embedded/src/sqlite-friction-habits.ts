@@ -48,7 +48,7 @@ export class SqliteFrictionHabits {
          SELECT tenant, project, session, prompt, at, event, agent, tool, failed,
                 CASE WHEN failed THEN engram_normalise_error(err) END,
                 CASE WHEN failed THEN err END, command,
-                engram_recipe_step(tool, command, paths),
+                engram_recipe_step(tool, command, paths, failed),
                 coalesce(trim(command) <> '', 0),
                 CASE WHEN NOT failed THEN engram_config_repair(tool, command, paths) END,
                 duration, tokens

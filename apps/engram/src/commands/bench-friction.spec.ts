@@ -22,8 +22,12 @@ describe('engram bench friction (small)', () => {
     expect(counts.sessions).toBe(2_000);
     const { report } = await measureFrictionReport(dir, 4);
     expect(report.totals).toEqual(counts);
-    const { planted, found } = plantedFound(report);
-    expect(found / planted).toBeGreaterThanOrEqual(0.9);
+    const { planted, found, missed, decoysReported } = plantedFound(report);
+    expect(found / planted, `missed: ${missed.join('; ')}`).toBeGreaterThanOrEqual(0.9);
+    // Configuration drift and missing skills are among those found; their decoys are not.
+    const kinds = report.proposals.flatMap((proposal) => [proposal.kind, ...proposal.alsoSeenAs]);
+    expect(kinds).toEqual(expect.arrayContaining(['configuration-drift', 'missing-skill']));
+    expect(decoysReported).toEqual([]);
     expect(report.proposals.length).toBeLessThanOrEqual(planted + 2);
     for (const proposal of report.proposals) {
       expect(proposal.evidence.eventIds.length).toBeGreaterThan(0);

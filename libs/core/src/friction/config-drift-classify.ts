@@ -14,6 +14,8 @@ export interface FrictionToolCall {
   toolName: string;
   command: string | null;
   filePaths: readonly string[];
+  /** The call failed (outcome `error`). */
+  failed?: boolean;
 }
 
 /** File names (lower-cased) that configure a project, its tools or its services. */

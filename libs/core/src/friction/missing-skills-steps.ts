@@ -27,8 +27,13 @@ export function normaliseRecipeCommand(command: string): string {
     .slice(0, MAX_STEP_CHARS);
 }
 
-/** The step a tool call is (see COMMAND_PREFIX), or null for a call without a tool name. */
+/**
+ * The step a tool call is (see COMMAND_PREFIX), or null: a call without a tool name, or a failed
+ * call — a recipe is work that succeeds; failing and repairing is troubleshooting, which the
+ * failure and drift detectors see (a null step breaks a run).
+ */
 export function recipeStepOf(call: FrictionToolCall, cwd: string | null): string | null {
+  if (call.failed === true) return null;
   const command = call.command?.trim() ?? '';
   if (command !== '') return `${COMMAND_PREFIX}${normaliseRecipeCommand(command)}`;
   const tool = call.toolName.trim();

@@ -57,6 +57,10 @@ describe('recipe steps', () => {
     expect(recipeStepOf({ toolName: 'TodoWrite', command: null, filePaths: [] }, null)).toBe(
       'TodoWrite',
     );
+    // A failed call is troubleshooting, not a step: it breaks a run.
+    expect(
+      recipeStepOf({ toolName: 'Bash', command: 'pytest', filePaths: [], failed: true }, null),
+    ).toBeNull();
   });
 });
 
