@@ -8,6 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
+  DEFAULT_DISTILLER_GROUP,
   distillerCodecs,
   ensureDistillerTopics,
   prefixedDistillerTopics,
@@ -31,6 +32,7 @@ import { readAllCommitted, testKafka, testRegistry, topicSize } from './support/
 import { eventually, uniqueName } from './support/unique';
 import { freePort } from '../support/free-port';
 import { serviceProcess } from './support/service-process';
+import { FAST_TAKEOVER_ENV, killAfterCommits } from './support/kill-rounds';
 
 const ROOT = join(__dirname, '..', '..');
 const PARTITIONS = 3;
@@ -612,7 +614,8 @@ describe('distiller service under load and SIGKILL', () => {
     const kafka = testKafka();
     await ensureDistillerTopics(kafka, topics, PARTITIONS);
     await publish(kafka, topics, sessions);
-    const { start, alive, stop } = serviceProcess('distiller', {
+    const service = serviceProcess('distiller', {
+      ...FAST_TAKEOVER_ENV,
       ENGRAM_KAFKA_BROKERS: inject('infra').kafkaBrokers.join(','),
       ENGRAM_SCHEMA_REGISTRY_URL: inject('infra').registryUrl,
       ENGRAM_TOPIC_PREFIX: prefix,
@@ -623,20 +626,21 @@ describe('distiller service under load and SIGKILL', () => {
       // (that made this test time out, the child having died at start-up unseen).
       ENGRAM_REVIEW_GRPC_URL: `127.0.0.1:${await freePort()}`,
     });
-    // Killed once some memories are out and before all are: in the middle of the stream.
-    const first = start();
-    const size = await eventually(
-      async () => {
-        alive(first);
-        const records = await topicSize(kafka, topics.memories);
-        return records > reference.length / 5 ? records : undefined;
-      },
-      { timeoutMs: 60_000, intervalMs: 50 },
-    );
-    await stop(first, 'SIGKILL');
+    const { start, alive, stop } = service;
+    // Up to five kills, each 0–150 ms after a commit the killed process made: mid-stream.
+    const kills = await killAfterCommits(service, {
+      groupId: `${prefix}${DEFAULT_DISTILLER_GROUP}`,
+      inputs: [topics.prompts, topics.toolCalls, topics.boundaries, topics.lifecycle],
+      kills: 5,
+      onKill: (round, committed) =>
+        console.log(
+          `[distiller] round ${round}: SIGKILL after committed input offsets ${committed}`,
+        ),
+    });
+    expect(kills.length).toBeGreaterThanOrEqual(3);
     const last = start();
     try {
-      // The successor waits out the killed member's session (about 30 s) before it is assigned.
+      // The successor waits out the killed member's session (8 s) before it is assigned.
       await eventually(
         async () => {
           alive(last);
@@ -645,7 +649,7 @@ describe('distiller service under load and SIGKILL', () => {
         },
         { timeoutMs: 150_000, intervalMs: 500 },
       );
-      console.log(`[distiller] killed at ${size}/${reference.length} memory records`);
+      console.log(`[distiller] ${kills.length} kills after commits (${kills.join(', ')})`);
       await expectFinalVersions(topics, reference);
     } finally {
       await stop(last, 'SIGTERM');

@@ -1,6 +1,6 @@
 import { EventPublisher } from '@engram/kafka';
 import { segmenterSettings } from '@engram/core';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it, inject } from 'vitest';
 import { prefixedTopics } from '../../apps/segmenter/src/segmenter.module';
@@ -10,7 +10,9 @@ import {
   startSegmenter,
 } from '../../apps/segmenter/src/segmenter.runtime';
 import type { SegmenterTopics } from '../../apps/segmenter/src/segmenter.stage';
-import { readAllCommitted, testKafka, testRegistry, topicSize } from './support/kafka-fixtures';
+import { readAllCommitted, testKafka, testRegistry } from './support/kafka-fixtures';
+import { FAST_TAKEOVER_ENV, killAfterCommits } from './support/kill-rounds';
+import { serviceProcess } from './support/service-process';
 import { recordedStream, type RecordedStream } from './support/recorded-sessions';
 import { uniqueName } from './support/unique';
 
@@ -18,49 +20,6 @@ const ROOT = join(__dirname, '..', '..');
 const SESSIONS = 60;
 const PARTITIONS = 3;
 const KILLS = 5;
-/** How long a round waits for the group to commit past where it stood. */
-const COMMIT_WAIT_MS = 90_000;
-
-/** The sum of the group's committed offsets on its input topics (0 before any commit). */
-async function committedInputOffsets(groupId: string, inputs: string[]): Promise<number> {
-  const admin = testKafka().admin();
-  await admin.connect();
-  try {
-    const topics = await admin.fetchOffsets({ groupId, topics: inputs });
-    return topics
-      .flatMap((topic) => topic.partitions)
-      .reduce((sum, partition) => sum + Math.max(0, Number(partition.offset)), 0);
-  } finally {
-    await admin.disconnect();
-  }
-}
-
-/**
- * Waits until the group commits past `before`; null when the whole input was already committed
- * (nothing left for this round). Fails when the process exits or nothing is committed in time.
- */
-async function waitForCommitPast(
-  groupId: string,
-  inputs: string[],
-  before: number,
-  child: ChildProcess,
-): Promise<number | null> {
-  const total = await inputSize(inputs);
-  if (before >= total) return null;
-  const deadline = Date.now() + COMMIT_WAIT_MS;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`segmenter exited with ${child.exitCode}`);
-    const committed = await committedInputOffsets(groupId, inputs);
-    if (committed > before) return committed;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`segmenter committed nothing past offset sum ${before} in ${COMMIT_WAIT_MS} ms`);
-}
-
-async function inputSize(inputs: string[]): Promise<number> {
-  const sizes = await Promise.all(inputs.map((topic) => topicSize(testKafka(), topic)));
-  return sizes.reduce((sum, size) => sum + size, 0);
-}
 
 async function publishRecording(topics: SegmenterTopics, stream: RecordedStream): Promise<void> {
   const kafka = testKafka();
@@ -138,7 +97,7 @@ describe('segmenter service on real Kafka', () => {
     const topics = prefixedTopics(prefix);
     await publishRecording(topics, stream);
     const env = {
-      ...process.env,
+      ...FAST_TAKEOVER_ENV,
       ENGRAM_KAFKA_BROKERS: inject('infra').kafkaBrokers.join(','),
       ENGRAM_SCHEMA_REGISTRY_URL: inject('infra').registryUrl,
       ENGRAM_TOPIC_PREFIX: prefix,
@@ -148,43 +107,27 @@ describe('segmenter service on real Kafka', () => {
       ENGRAM_SEGMENTER_MODE: settings.mode,
       ENGRAM_RETRY_INITIAL_MS: '100',
       ENGRAM_RETRY_MAX_MS: '2000',
-      // A killed member's partitions move after 8 s instead of 30 s: five kills fit in the test.
-      ENGRAM_KAFKA_SESSION_TIMEOUT_MS: '8000',
     };
-    const start = (): ChildProcess =>
-      spawn(process.execPath, [join(ROOT, 'dist/apps/segmenter/src/main.js')], {
-        env,
-        stdio: 'ignore',
-      });
-    // Issue #19, finding 6: each kill comes after a commit this run made (the group's committed
-    // input offsets moved past where they stood when the process started), plus 0–150 ms, so the
-    // kills land between and inside transactions rather than before anything happened.
-    const groupId = `${prefix}engram-segmenter`;
-    const inputs = [topics.prompts, topics.toolCalls, topics.lifecycle];
-    const kills: number[] = [];
-    for (let round = 0; round < KILLS; round += 1) {
-      const before = await committedInputOffsets(groupId, inputs);
-      const child = start();
-      const committed = await waitForCommitPast(groupId, inputs, before, child);
-      if (committed === null) break; // everything was consumed: nothing is left to interrupt
-      await new Promise((resolve) => setTimeout(resolve, Math.floor(Math.random() * 150)));
-      kills.push(committed);
-      console.log(
-        `[segmenter] round ${round + 1}: SIGKILL after committed input offsets ${committed}`,
-      );
-      child.kill('SIGKILL');
-      await new Promise((resolve) => child.once('exit', resolve));
-    }
+    const service = serviceProcess('segmenter', env);
+    // Issue #19, finding 6: each kill comes after a commit this process made, plus 0–150 ms.
+    const kills = await killAfterCommits(service, {
+      groupId: `${prefix}engram-segmenter`,
+      inputs: [topics.prompts, topics.toolCalls, topics.lifecycle],
+      kills: KILLS,
+      onKill: (round, committed) =>
+        console.log(
+          `[segmenter] round ${round}: SIGKILL after committed input offsets ${committed}`,
+        ),
+    });
     // A restarted member takes whole partition backlogs per batch, so the input can run out before
     // the fifth kill (4–5 in local runs); fewer than three would no longer test restarts.
     expect(kills.length).toBeGreaterThanOrEqual(3);
-    const last = start();
+    const last = service.start();
     try {
       const lines = await boundaryLines(topics, reference.length);
       expect(lines).toEqual(reference);
     } finally {
-      last.kill('SIGTERM');
-      await new Promise((resolve) => last.once('exit', resolve));
+      await service.stop(last, 'SIGTERM');
     }
     console.log(
       `[segmenter] ${kills.length} kills, each after a commit (input offsets committed: ${kills.join(', ')}); ${reference.length} boundaries`,
