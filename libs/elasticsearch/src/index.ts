@@ -11,3 +11,4 @@ export * from './reembed-documents';
 export * from './idle-merger';
 export * from './access-counter-mirror';
 export * from './retrieval-writer';
+export * from './friction-reads';

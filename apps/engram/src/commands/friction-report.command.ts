@@ -20,6 +20,7 @@ import type { Command } from 'commander';
 import { writeFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { progressBar, type Progress } from '../progress';
+import { openDistributedFrictionSource } from './friction-distributed';
 import { reviewFrictionReport, withRecurrence } from './friction-review-loop';
 import { DEFAULT_DATA_DIR } from './replay.command';
 
@@ -191,20 +192,16 @@ export function registerFrictionReportCommand(program: Command): void {
       wholeNumber('--min-events'),
     )
     .option('--data-dir <dir>', 'embedded mode: the data directory', DEFAULT_DATA_DIR)
-    .option('--distributed', 'on Elasticsearch and Neo4j (not available yet)')
+    .option(
+      '--distributed',
+      'on the configured Elasticsearch and Neo4j (signals they do not hold are listed as not available)',
+    )
     .option('--no-progress', 'no progress bar on stderr')
     .option(
       '--no-review',
       'read-only: neither publish the proposals for `engram review` nor check approved ones for recurrence',
     )
     .action(async (options: FrictionCommandOptions) => {
-      if (options.distributed) {
-        console.error(
-          'engram friction-report --distributed: not available yet (embedded mode only)',
-        );
-        process.exitCode = 2;
-        return;
-      }
       const until = options.until === undefined ? Date.now() : Date.parse(options.until);
       if (Number.isNaN(until)) {
         throw new RangeError(`--until takes an ISO 8601 time, got "${options.until}"`);
@@ -215,14 +212,19 @@ export function registerFrictionReportCommand(program: Command): void {
         ...(options.minSessions !== undefined && { minSessions: options.minSessions }),
         ...(options.minEvents !== undefined && { minEvents: options.minEvents }),
       };
-      const outcome = await runFrictionReport({
-        dataDir: options.dataDir,
-        topics: frictionTopics(loadConfig().topicPrefix),
+      const run = {
         window: parseFrictionWindow(options.window, until),
         scope: frictionScopeOf(options),
         settings,
         progress: progressBar('friction-report', { unit: 'steps', enabled: options.progress }),
-      });
+      };
+      const outcome = options.distributed
+        ? await reportWithProgress(openDistributedFrictionSource(), run)
+        : await runFrictionReport({
+            ...run,
+            dataDir: options.dataDir,
+            topics: frictionTopics(loadConfig().topicPrefix),
+          });
       if (outcome.kind === 'refused') {
         console.error(`engram friction-report: ${outcome.shortfall.message}`);
         process.exitCode = 3;

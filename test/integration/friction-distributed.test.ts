@@ -1,0 +1,208 @@
+// `engram friction-report --distributed` on the real servers. The FrictionSource contract (the
+// embedded source passes it in the unit tier) on the distributed source: user turns and memories
+// through the retrieval indexer into Elasticsearch (indices of a unique prefix), the accesses
+// through the Elasticsearch store's write-back, the tool calls and session ends through the
+// observer stage into Neo4j (a unique tenant: every node it writes carries it). Then the command
+// end to end, with its endpoints and index prefix from the configuration.
+import { resetConfigForTests } from '@engram/config';
+import type { FrictionReportWithGaps } from '@engram/core';
+import { observerSettings } from '@engram/core';
+import {
+  BulkWriter,
+  createElasticsearchClient,
+  elasticsearchStoreWriter,
+  ElasticsearchFrictionReads,
+  ensureRetrievalIndices,
+  retrievalIndexNames,
+} from '@engram/elasticsearch';
+import {
+  createGraphWriterDriver,
+  ensureGraphSchema,
+  Neo4jFrictionReads,
+  Neo4jObserverGraphWriter,
+} from '@engram/neo4j';
+import { Command } from 'commander';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import {
+  DISTRIBUTED_FRICTION_GAPS,
+  DistributedFrictionSource,
+} from '../../apps/engram/src/commands/friction-distributed-source';
+import {
+  indexFrictionData,
+  observeFrictionData,
+} from '../../apps/engram/src/commands/friction-distributed-replay';
+import { registerFrictionReportCommand } from '../../apps/engram/src/commands/friction-report.command';
+import { elasticsearchRecallStore } from '../../apps/retrieval/src/recall-store';
+import {
+  describeFrictionSourceContract,
+  frictionContractData,
+  type FrictionContractData,
+} from '../../libs/core/src/ports/testing/friction-source.contract';
+import { contractEmbedder } from '../../libs/core/src/ports/testing/recall-store.contract';
+import { uniqueName } from './support/unique';
+
+/** The servers, an index prefix and the tenants of one test file (removed afterwards). */
+function distributedStores(prefix: string) {
+  const infra = inject('infra');
+  const client = createElasticsearchClient(infra.elasticsearchUrl);
+  const driver = createGraphWriterDriver({ url: infra.neo4jUrl });
+  const indices = retrievalIndexNames(`${uniqueName(prefix)}.`);
+  const tenants: string[] = [];
+  return {
+    client,
+    driver,
+    indices,
+    tenant(name: string) {
+      const tenant = uniqueName(name);
+      tenants.push(tenant);
+      return tenant;
+    },
+    async setUp() {
+      await ensureRetrievalIndices(client, indices, { dims: contractEmbedder().dims });
+      await ensureGraphSchema(driver);
+    },
+    /** The data through the indexer, the store's access write-back and the observer. */
+    async replay(data: FrictionContractData) {
+      const store = elasticsearchRecallStore(client, indices, { counters: null });
+      await indexFrictionData(
+        data,
+        elasticsearchStoreWriter(BulkWriter.forClient(client), indices),
+        (updates) => store.writeAccess(updates),
+      );
+      await observeFrictionData(data, new Neo4jObserverGraphWriter(driver, observerSettings()));
+      await client.indices.refresh({ index: Object.values(indices) });
+    },
+    async close() {
+      await client.indices.delete({ index: Object.values(indices), ignore_unavailable: true });
+      for (const tenantId of tenants) {
+        await driver.executeQuery('MATCH (n {tenantId: $tenantId}) DETACH DELETE n', { tenantId });
+      }
+      await client.close();
+      await driver.close();
+    },
+  };
+}
+
+describeFrictionSourceContract('distributed (Elasticsearch + Neo4j)', async () => {
+  const stores = distributedStores('it-friction-contract');
+  await stores.setUp();
+  return {
+    tenant: (prefix: string) => stores.tenant(prefix),
+    replay: async (data) => {
+      await stores.replay(data);
+      return new DistributedFrictionSource({
+        // Pages of 2 buckets or documents: the composite `after` keys and the point-in-time
+        // pages are followed across several requests.
+        elasticsearch: new ElasticsearchFrictionReads(stores.client, stores.indices, {
+          pageSize: 2,
+        }),
+        neo4j: new Neo4jFrictionReads(stores.driver),
+        endpoints: { elasticsearch: 'test', neo4j: 'test' },
+        close: () => Promise.resolve(),
+      });
+    },
+    close: () => stores.close(),
+  };
+});
+
+describe('engram friction-report --distributed (real Elasticsearch and Neo4j)', () => {
+  const stores = distributedStores('it-friction-cli');
+  const dir = mkdtempSync(join(tmpdir(), 'engram-friction-distributed-'));
+  const tenantId = stores.tenant('friction-cli');
+  const data = frictionContractData(tenantId);
+  const saved = { ...process.env };
+
+  beforeAll(async () => {
+    await stores.setUp();
+    await stores.replay(data);
+    const infra = inject('infra');
+    process.env.ENGRAM_ES_URL = infra.elasticsearchUrl;
+    process.env.ENGRAM_NEO4J_URL = infra.neo4jUrl;
+    // The indices' prefix is the topic prefix, as for every service and --distributed command.
+    process.env.ENGRAM_TOPIC_PREFIX = stores.indices.turns.slice(0, -'engram-turns'.length);
+    resetConfigForTests();
+  }, 120_000);
+  afterAll(async () => {
+    process.env = saved;
+    resetConfigForTests();
+    rmSync(dir, { recursive: true, force: true });
+    await stores.close();
+  });
+
+  it('should write md, json and html from aggregations, naming what it cannot read', async () => {
+    const out = join(dir, 'report');
+    const messages: string[] = [];
+    vi.spyOn(console, 'error').mockImplementation((message: string) => void messages.push(message));
+    const program = new Command().exitOverride();
+    registerFrictionReportCommand(program);
+    const started = Date.now();
+    await program.parseAsync([
+      'node',
+      'engram',
+      'friction-report',
+      '--distributed',
+      '--no-progress',
+      '--tenant',
+      tenantId,
+      '--until',
+      '2026-11-26T09:00:00Z',
+      '--window',
+      '7d',
+      '--min-sessions',
+      '3',
+      '--min-events',
+      '10',
+      '--format',
+      'md,json,html',
+      '--out',
+      out,
+    ]);
+    const seconds = (Date.now() - started) / 1000;
+    vi.restoreAllMocks();
+    console.log(`friction-report --distributed on the contract data: ${seconds.toFixed(2)} s`);
+    expect(process.exitCode ?? 0).toBe(0);
+    expect(messages.filter((m) => m.startsWith('wrote '))).toHaveLength(3);
+
+    const report = JSON.parse(readFileSync(`${out}.json`, 'utf8')) as FrictionReportWithGaps;
+    expect(report.totals.sessions).toBe(4);
+    const titles = report.proposals.map((p) => `${p.kind}: ${p.title}`);
+    expect(titles).toEqual(
+      expect.arrayContaining([
+        'recurring-failure: Bash keeps failing with "ECONNREFUSED <n>:<n> in <path>"',
+        'recurring-failure: Bash keeps failing with "flaky run <n>"',
+        `stale-memory: Stale gotcha still injected: "refresh.ts retries twice"`,
+      ]),
+    );
+    expect(report.proposals.map((p) => p.kind)).toContain('repeated-correction');
+    expect(report.proposals.map((p) => p.kind)).not.toContain('tool-misuse');
+    const sessions = new Set([...data.prompts, ...data.toolCalls].map((e) => e.sessionId));
+    const events = new Set(data.prompts.map((e) => e.eventId));
+    for (const { evidence } of report.proposals) {
+      expect(evidence.sessionIds.length + evidence.memoryIds.length).toBeGreaterThan(0);
+      for (const id of evidence.eventIds) expect(events).toContain(id);
+    }
+    // Evidence sessions resolve to replayed sessions (a stale memory names its provenance).
+    const named = report.proposals
+      .filter((p) => p.kind !== 'stale-memory')
+      .flatMap((p) => p.evidence.sessionIds);
+    expect(named.length).toBeGreaterThan(0);
+    expect(named.filter((id) => !sessions.has(id))).toEqual([]);
+    const migrate = report.proposals.find((p) => p.title.includes('ECONNREFUSED'));
+    expect(migrate).toMatchObject({
+      sessions: 4,
+      projectIds: [`${tenantId}/api`, `${tenantId}/web`],
+    });
+    expect(report.unavailable).toEqual(expect.arrayContaining([...DISTRIBUTED_FRICTION_GAPS]));
+
+    const markdown = readFileSync(`${out}.md`, 'utf8');
+    expect(markdown).toContain('- retry-loops: not available in distributed mode — ');
+    expect(markdown).toContain('- failure-timeline: not available in distributed mode — ');
+    expect(markdown).toContain('- totals: narrower in distributed mode — ');
+    const html = readFileSync(`${out}.html`, 'utf8');
+    expect(html).toContain('<div class="unavailable">');
+    expect(html).toContain('<li>retry-loops: not available in distributed mode');
+  });
+});
