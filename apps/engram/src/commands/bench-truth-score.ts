@@ -56,6 +56,12 @@ export interface TruthScores {
   /** The same, counting only those shown as current (without the stale/superseded marker). */
   unmarkedStaleInTop5: number;
   resultsInTop5: number;
+  /**
+   * Outdated results ranked above the question's current fact (or listed without it): what an
+   * explicit search must never do. Marked, penalised stale results below the current fact are
+   * what SPEC §7 asks a search to show; they count in `staleInTop5`, not here.
+   */
+  staleAboveCurrent: number;
   /** Outdated memories injected for a file (InjectForFile). */
   injectedStaleForFile: number;
   /** Outdated memories BuildContext put in a context. */
@@ -69,6 +75,7 @@ export function scoreTruth(outcomes: readonly ProjectOutcome[]): TruthScores {
   let results = 0;
   let staleResults = 0;
   let unmarkedStale = 0;
+  let staleAboveCurrent = 0;
   let injectedStaleForFile = 0;
   let injectedStaleInContext = 0;
   const kinds = Object.fromEntries(FACT_KINDS.map((k) => [k, { queries: 0, hits: 0 }])) as Record<
@@ -88,6 +95,10 @@ export function scoreTruth(outcomes: readonly ProjectOutcome[]): TruthScores {
       results += top.length;
       staleResults += top.filter((r) => outdated.has(r.key)).length;
       unmarkedStale += top.filter((r) => outdated.has(r.key) && !r.marked).length;
+      const current = top.findIndex((r) => r.key === query.current);
+      staleAboveCurrent += top.filter(
+        (r, i) => outdated.has(r.key) && (current === -1 || i < current),
+      ).length;
       injectedStaleInContext += context.filter((key) => outdated.has(key)).length;
     }
     for (const { file, injected } of files) {
@@ -106,19 +117,32 @@ export function scoreTruth(outcomes: readonly ProjectOutcome[]): TruthScores {
     staleInTop5: ratio(staleResults, results),
     unmarkedStaleInTop5: ratio(unmarkedStale, results),
     resultsInTop5: results,
+    staleAboveCurrent,
     injectedStaleForFile,
     injectedStaleInContext,
     byKind,
   };
 }
 
+/** The issue's targets the scores miss, by name (none: all met). */
+export function unmetTargets(
+  scores: TruthScores,
+): ('top-1' | 'stale in top-5' | 'injected stale')[] {
+  const unmet: ('top-1' | 'stale in top-5' | 'injected stale')[] = [];
+  if (!(scores.top1 >= TRUTH_TARGETS.top1)) unmet.push('top-1');
+  if (!(scores.staleInTop5 <= TRUTH_TARGETS.staleInTop5)) unmet.push('stale in top-5');
+  if (injectedStale(scores) !== TRUTH_TARGETS.injectedStale) unmet.push('injected stale');
+  return unmet;
+}
+
 /** Whether the scores meet the issue's targets. */
 export function meetsTargets(scores: TruthScores): boolean {
-  return (
-    scores.top1 >= TRUTH_TARGETS.top1 &&
-    scores.staleInTop5 <= TRUTH_TARGETS.staleInTop5 &&
-    scores.injectedStaleForFile + scores.injectedStaleInContext === TRUTH_TARGETS.injectedStale
-  );
+  return unmetTargets(scores).length === 0;
+}
+
+/** Outdated memories injected, by InjectForFile and BuildContext together. */
+export function injectedStale(scores: TruthScores): number {
+  return scores.injectedStaleForFile + scores.injectedStaleInContext;
 }
 
 /**

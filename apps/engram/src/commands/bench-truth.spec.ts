@@ -4,6 +4,7 @@ import {
   baselineOutcome,
   meetsTargets,
   scoreTruth,
+  unmetTargets,
   type ProjectOutcome,
 } from './bench-truth-score';
 import { FACT_KINDS, isCommit, outdatedKeys, truthWorld } from './bench-truth-world';
@@ -53,14 +54,17 @@ describe('scoreTruth', () => {
     expect(scores.resultsInTop5).toBe(13);
     expect(scores.staleInTop5).toBeCloseTo(5 / 13);
     expect(scores.unmarkedStaleInTop5).toBeCloseTo(4 / 13);
+    expect(scores.staleAboveCurrent).toBe(0);
     expect(scores.injectedStaleForFile).toBe(3);
     expect(scores.injectedStaleInContext).toBe(0);
     expect(meetsTargets(scores)).toBe(false);
+    expect(unmetTargets(scores)).toEqual(['stale in top-5', 'injected stale']);
   });
 
   it('should miss top-1 when the outdated fact comes first', () => {
     const scores = scoreTruth([outcome((q) => [...q.outdated, q.current])]);
     expect(scores.top1).toBeCloseTo(3 / 8);
+    expect(scores.staleAboveCurrent).toBe(5);
     expect(scores.byKind.decision_reversed.top1).toBe(0);
     expect(scores.byKind.compatible_addition.top1).toBe(1);
     expect(scores.injectedStaleInContext).toBe(5);
@@ -78,7 +82,10 @@ describe('benchTruth', () => {
     expect(result.questions).toBe(24);
     expect(result.engram.top1).toBeGreaterThan(result.baseline.top1);
     expect(result.engram.injectedStaleForFile).toBe(0);
+    // Outdated memories an explicit search shows are below the current fact, always.
+    expect(result.engram.staleAboveCurrent).toBe(0);
     expect(result.baseline.injectedStaleForFile).toBe(9);
     expect(formatTruthBench(result)).toContain('baseline: plain BM25');
+    expect(formatTruthBench(result)).toContain('outdated above the current fact: 0');
   }, 60_000);
 });
