@@ -157,31 +157,42 @@ export interface FrictionReviewStepOptions {
   /** false (`--no-review`): neither publish nor check recurrence; the report stays read-only. */
   review: boolean;
   distributed?: boolean;
+  /**
+   * With `distributed`: publish on the configured Kafka, `reportOver` reading the servers too
+   * (a caller that cannot give that leaves it unset: the step is skipped, and says so).
+   */
+  distributedStore?: boolean;
   dataDir: string;
 }
 
 /**
- * The command's review step: in embedded mode, the proposals published for review and the
- * recurrence of approved ones (null recurrence: not checked, and the note says why).
+ * The command's review step: the proposals published for review — on the data directory's log,
+ * or with `distributed` on the configured Kafka — and the recurrence of approved ones (null
+ * recurrence: not checked, `--no-review`).
  */
 export async function reviewFrictionReport(
   report: FrictionReport,
   options: FrictionReviewStepOptions,
   settings: FrictionSettings,
   reportOver: FrictionLoopOptions['reportOver'],
-  config: Pick<EngramConfig, 'topicPrefix' | 'segmenter'>,
+  config: Pick<EngramConfig, 'topicPrefix' | 'segmenter' | 'kafka' | 'schemaRegistry'>,
 ): Promise<{ report: FrictionReport; recurrence: FrictionRecurrence[] | null; note: string }> {
   if (!options.review) return { report, recurrence: null, note: '' };
-  if (options.distributed) {
+  let store: FrictionReviewStore;
+  if (!options.distributed) {
+    store = embeddedFrictionReviewStore(options.dataDir, config);
+  } else if (options.distributedStore) {
+    // Kafka's client is loaded only when the report runs on the servers.
+    store = await (await import('./friction-review-kafka')).kafkaFrictionReviewStore(config);
+  } else {
     return {
       report,
       recurrence: null,
       note:
         'engram friction-report: proposals not published for review and recurrence not checked ' +
-        '(embedded mode only so far)',
+        '(the distributed report does not give the review step its source yet)',
     };
   }
-  const store = embeddedFrictionReviewStore(options.dataDir, config);
   try {
     const loop = await closeFrictionLoop(report, store, { now: Date.now(), reportOver, settings });
     const recurred = loop.recurrence.filter((r) => r.recurred).length;
