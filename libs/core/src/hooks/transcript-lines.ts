@@ -1,5 +1,8 @@
 import { InvalidEventError } from '../errors/engram-error';
-import type { ClaudeCodeHookPayload } from './claude-code-hooks';
+import type { ClaudeCodeHookPayload } from './hook-payload';
+import { isRecord } from './json-values';
+
+export { isRecord };
 
 /**
  * Line reading shared by the session-log importers (Claude Code transcripts, Codex rollouts):
@@ -127,10 +130,6 @@ export function lineTimestamp(value: unknown): number {
 
 export function nonEmpty(value: unknown): string | null {
   return typeof value === 'string' && value.trim() !== '' ? value : null;
-}
-
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** A tool call waiting for its result. */
