@@ -4,3 +4,4 @@ export * from './supersession';
 export * from './memory-history';
 export * from './pruning';
 export * from './review-queue';
+export * from './confidence-propagation';
