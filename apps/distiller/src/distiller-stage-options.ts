@@ -35,6 +35,10 @@ export interface DistillerTopics {
   reflectorChangelog: string;
   /** Compacted, key proposalId: every proposal's latest state. */
   proposals: string;
+  /** Internal: each distillation's version of a fact memory, keyed by memoryId (issue #19). */
+  memoryCandidates: string;
+  /** Compacted, partitioned like `memoryCandidates`: each memory's versions joined. */
+  memoryMergeChangelog: string;
 }
 
 export const DEFAULT_DISTILLER_TOPICS: DistillerTopics = {
@@ -50,6 +54,8 @@ export const DEFAULT_DISTILLER_TOPICS: DistillerTopics = {
   reflector: 'distiller.reflector-work.v1',
   reflectorChangelog: 'distiller.reflector.v1',
   proposals: 'memory.proposals.v1',
+  memoryCandidates: 'distiller.memory-candidates.v1',
+  memoryMergeChangelog: 'distiller.memory-merge.v1',
 };
 
 export interface DistillerCodecs {
@@ -58,6 +64,8 @@ export interface DistillerCodecs {
   lifecycle: TopicCodec<LifecycleEvent>;
   boundaries: TopicCodec<EpisodeBoundaryEvent>;
   memories: TopicCodec<Typed<'Memory'>>;
+  /** The memories contract on the internal candidates topic. */
+  memoryCandidates: TopicCodec<Typed<'Memory'>>;
   episodes: TopicCodec<Typed<'Episode'>>;
   narratives: TopicCodec<EpisodeNarrative>;
   reflector: TopicCodec<ReflectorWork>;

@@ -1,13 +1,15 @@
 import type { ExactlyOnceStage, TopicCodec } from '@engram/core';
 import type { DistillerCodecs, DistillerStage, DistillerTopics } from './distiller.stage';
 import type { EpisodeSummaryStage } from './episode-summary.stage';
+import type { MemoryMergeStage } from './memory-merge.stage';
 import type { ReflectorStage } from './reflector/reflector.stage';
 
-/** The distiller's three exactly-once stages, whichever log they run on. */
+/** The distiller's four exactly-once stages, whichever log they run on. */
 export interface DistillerStages {
   stage: DistillerStage;
   summaries: EpisodeSummaryStage;
   reflector: ReflectorStage;
+  merge: MemoryMergeStage;
 }
 
 /** What both processors (Kafka and the embedded SQLite log) offer to subscribe a stage. */
@@ -18,12 +20,13 @@ interface StageSubscriber {
 /** After a (re)assignment, each stage keeps the partitions of the topic that keys it. */
 export function distillerAssignment(
   topics: DistillerTopics,
-  { stage, summaries, reflector }: DistillerStages,
+  { stage, summaries, reflector, merge }: DistillerStages,
 ): (assignment: Record<string, number[]>) => void {
   return (assignment) => {
     stage.onAssignment(assignment[topics.prompts] ?? []);
     summaries.onAssignment(assignment[topics.episodes] ?? []);
     reflector.onAssignment(assignment[topics.reflector] ?? []);
+    merge.onAssignment(assignment[topics.memoryCandidates] ?? []);
   };
 }
 
@@ -31,7 +34,7 @@ export function distillerAssignment(
 export function subscribeDistillerStages<P extends StageSubscriber>(
   processor: P,
   codecs: DistillerCodecs,
-  { stage, summaries, reflector }: DistillerStages,
+  { stage, summaries, reflector, merge }: DistillerStages,
 ): P {
   return processor
     .subscribe(codecs.prompts, stage.promptStage)
@@ -40,5 +43,6 @@ export function subscribeDistillerStages<P extends StageSubscriber>(
     .subscribe(codecs.boundaries, stage.boundaryStage)
     .subscribe(codecs.episodes, summaries.episodeStage)
     .subscribe(codecs.narratives, summaries.narrativeStage)
-    .subscribe(codecs.reflector, reflector.workStage);
+    .subscribe(codecs.reflector, reflector.workStage)
+    .subscribe(codecs.memoryCandidates, merge.candidateStage);
 }

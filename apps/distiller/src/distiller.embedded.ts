@@ -18,6 +18,7 @@ import {
 } from './distiller.stage';
 import { distillerAssignment, subscribeDistillerStages } from './distiller-wiring';
 import { EpisodeSummaryStage, summaryTopicsOf } from './episode-summary.stage';
+import { MemoryMergeStage } from './memory-merge.stage';
 import { ReflectorStage } from './reflector/reflector.stage';
 import type { WindowDistiller } from './window-distiller';
 
@@ -44,12 +45,13 @@ export interface EmbeddedDistiller {
   stage: DistillerStage;
   summaries: EpisodeSummaryStage;
   reflector: ReflectorStage;
+  merge: MemoryMergeStage;
   processor: EmbeddedExactlyOnceProcessor;
   distiller: WindowDistiller;
   groupId: string;
   /** The topics it consumes from other services: `replay --wait` waits for them. */
   inputs: string[];
-  /** Its own repartition topic (narratives by episodeId), consumed by the same group. */
+  /** Its own repartition topics (narratives, reflector work, memory candidates), consumed by the same group. */
   internal: string[];
   stop(): Promise<void>;
 }
@@ -81,6 +83,10 @@ export function ensureEmbeddedDistillerTopics(
     compacted: true,
   });
   log.ensureTopic(topics.proposals, count, { compacted: true, withDeadLetter: true });
+  log.ensureTopic(topics.memoryCandidates, count, { withDeadLetter: true });
+  log.ensureTopic(topics.memoryMergeChangelog, log.topic(topics.memoryCandidates)!.partitions, {
+    compacted: true,
+  });
 }
 
 /**
@@ -123,7 +129,12 @@ export async function startEmbeddedDistiller(
     reflector: projectReflectorOf(options.llm),
     ...options.reflector,
   });
-  const stages = { stage, summaries, reflector };
+  const merge = new MemoryMergeStage({
+    changelogTopic: topics.memoryMergeChangelog,
+    memories: codecs.memories,
+    restore: restoreFrom(topics.memoryMergeChangelog),
+  });
+  const stages = { stage, summaries, reflector, merge };
   const processor = new EmbeddedExactlyOnceProcessor(log, {
     groupId,
     service: 'distiller',
@@ -160,6 +171,7 @@ export async function startEmbeddedDistiller(
     stage,
     summaries,
     reflector,
+    merge,
     processor,
     distiller,
     groupId,
@@ -170,7 +182,7 @@ export async function startEmbeddedDistiller(
       topics.boundaries,
       topics.episodes,
     ],
-    internal: [topics.narratives, topics.reflector],
+    internal: [topics.narratives, topics.reflector, topics.memoryCandidates],
     async stop() {
       await Promise.all(sweepers.map((sweeper) => sweeper.stop()));
       await processor.stop();

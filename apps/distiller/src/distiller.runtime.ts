@@ -11,7 +11,6 @@ import {
   coPartitionedAssigner,
   createKafka,
   DeadLetterWriter,
-  ensureTopics,
   ExactlyOnceProcessor,
   readChangelog,
   registerContractSchemas,
@@ -28,8 +27,12 @@ import {
   type InputPositions,
   type DistillerSettings,
 } from './distiller.stage';
+import { ensureDistillerTopics } from './distiller-topics';
+
+export { ensureDistillerTopics } from './distiller-topics';
 import { distillerAssignment, subscribeDistillerStages } from './distiller-wiring';
 import { EpisodeSummaryStage, narrativeCodec, summaryTopicsOf } from './episode-summary.stage';
+import { MemoryMergeStage } from './memory-merge.stage';
 import {
   ExtractiveProjectReflector,
   LlmProjectReflector,
@@ -94,6 +97,7 @@ export interface DistillerRuntime {
   stage: DistillerStage;
   summaries: EpisodeSummaryStage;
   reflector: ReflectorStage;
+  merge: MemoryMergeStage;
   processor: ExactlyOnceProcessor;
   distiller: WindowDistiller;
   stop(): Promise<void>;
@@ -108,6 +112,7 @@ export function distillerCodecs(topics: DistillerTopics): DistillerCodecs {
     lifecycle: codecOnTopic(contractCodec('agent.lifecycle.v1'), topics.lifecycle),
     boundaries: codecOnTopic(contractCodec('memory.episode-boundaries.v1'), topics.boundaries),
     memories: codecOnTopic(contractCodec('memory.memories.v1'), topics.memories),
+    memoryCandidates: codecOnTopic(contractCodec('memory.memories.v1'), topics.memoryCandidates),
     episodes: codecOnTopic(contractCodec('memory.episodes.v1'), topics.episodes),
     narratives: narrativeCodec(topics.narratives),
     reflector: reflectorWorkCodec(topics.reflector),
@@ -131,92 +136,9 @@ export function prefixedDistillerTopics(prefix: string): DistillerTopics {
     reflector: prefix + d.reflector,
     reflectorChangelog: prefix + d.reflectorChangelog,
     proposals: prefix + d.proposals,
+    memoryCandidates: prefix + d.memoryCandidates,
+    memoryMergeChangelog: prefix + d.memoryMergeChangelog,
   };
-}
-
-/**
- * Creates the distiller's topics (idempotent). The inputs are shared with the segmenter and the
- * observer and may exist already; all four are keyed by sessionId and must have one partition
- * count, so a session's events, triggers and state share a partition number. The changelog takes
- * that count.
- */
-export async function ensureDistillerTopics(
-  kafka: Kafka,
-  topics: DistillerTopics,
-  partitions: number,
-): Promise<number> {
-  const inputs = [topics.prompts, topics.toolCalls, topics.lifecycle, topics.boundaries];
-  await ensureTopics(kafka, [
-    ...inputs.map((topic) => ({ topic, partitions })),
-    { topic: topics.memories, partitions, compacted: true },
-  ]);
-  const counts = await partitionCounts(kafka, inputs);
-  const count = counts.get(topics.prompts)!;
-  if ([...counts.values()].some((n) => n !== count)) {
-    const listed = [...counts].map(([name, n]) => `${name}: ${n}`).join(', ');
-    throw new Error(
-      `the distiller needs its inputs co-partitioned (one partition count, keyed by sessionId); ${listed}`,
-    );
-  }
-  await ensureTopics(kafka, [
-    { topic: topics.changelog, partitions: count, compacted: true, withDeadLetter: false },
-    { topic: topics.episodes, partitions: count, compacted: true },
-  ]);
-  await ensureEpisodeJoinTopics(kafka, topics);
-  await ensureReflectorTopics(kafka, topics, count);
-  return count;
-}
-
-/**
- * The reflector's work topic (keyed by project) and its changelog share one partition count: a
- * project's state is written to the partition number of its work.
- */
-async function ensureReflectorTopics(
-  kafka: Kafka,
-  topics: DistillerTopics,
-  partitions: number,
-): Promise<void> {
-  await ensureTopics(kafka, [
-    { topic: topics.reflector, partitions },
-    { topic: topics.reflectorChangelog, partitions, compacted: true, withDeadLetter: false },
-    { topic: topics.proposals, partitions, compacted: true },
-  ]);
-  const counts = await partitionCounts(kafka, [topics.reflector, topics.reflectorChangelog]);
-  if (counts.get(topics.reflector) !== counts.get(topics.reflectorChangelog)) {
-    throw new Error(
-      `${topics.reflector} and ${topics.reflectorChangelog} need one partition count`,
-    );
-  }
-}
-
-/**
- * The narratives topic and the join's changelog take the episodes topic's partition count: a
- * narrative keyed by episodeId lands in the partition number of its episode.
- */
-async function ensureEpisodeJoinTopics(kafka: Kafka, topics: DistillerTopics): Promise<void> {
-  const counts = await partitionCounts(kafka, [topics.episodes]);
-  const count = counts.get(topics.episodes)!;
-  await ensureTopics(kafka, [
-    { topic: topics.narratives, partitions: count },
-    { topic: topics.summaryChangelog, partitions: count, compacted: true, withDeadLetter: false },
-  ]);
-  const joined = await partitionCounts(kafka, [topics.narratives, topics.summaryChangelog]);
-  if ([...joined.values()].some((n) => n !== count)) {
-    throw new Error(
-      `${topics.narratives} and ${topics.summaryChangelog} need the ${count} partitions of ${topics.episodes}`,
-    );
-  }
-}
-
-async function partitionCounts(kafka: Kafka, names: string[]): Promise<Map<string, number>> {
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
-    const { topics } = await admin.fetchTopicMetadata({ topics: names });
-    return new Map(topics.map((topic) => [topic.name, topic.partitions.length]));
-  } finally {
-    await admin.disconnect();
-  }
 }
 
 /** End offsets and this group's committed offsets of the prompts, tool-calls and boundaries. */
@@ -338,9 +260,14 @@ export async function startDistiller(options: DistillerRuntimeOptions): Promise<
     reflector: projectReflectorOf(options.llm),
     ...options.reflector,
   });
+  const merge = new MemoryMergeStage({
+    changelogTopic: topics.memoryMergeChangelog,
+    memories: codecs.memories,
+    restore: (partitions) => readChangelog(kafka, topics.memoryMergeChangelog, partitions),
+  });
   const deadLetters = new DeadLetterWriter(kafka, 'distiller');
   await deadLetters.connect();
-  const stages = { stage, summaries, reflector };
+  const stages = { stage, summaries, reflector, merge };
   const processor = new ExactlyOnceProcessor(kafka, registry, deadLetters, {
     groupId,
     transactionalId: `${groupId}-${options.instanceId ?? '0'}`,
@@ -383,6 +310,7 @@ export async function startDistiller(options: DistillerRuntimeOptions): Promise<
     stage,
     summaries,
     reflector,
+    merge,
     processor,
     distiller,
     async stop() {

@@ -17,6 +17,7 @@ import {
   type RecordedSession,
 } from './testing/distiller-events';
 import type { EpisodeNarrative } from './episode-summary.stage';
+import { MemoryMergeStage } from './memory-merge.stage';
 import { ExtractiveWindowDistiller, type WindowDistiller } from './window-distiller';
 
 const TOPICS = DEFAULT_DISTILLER_TOPICS;
@@ -27,11 +28,19 @@ type Input = 'prompts' | 'toolCalls' | 'lifecycle' | 'boundaries';
 
 /**
  * The stage against an in-memory log: one partition, offsets per topic, a compacted changelog
- * (latest value per key), and the memories committed. Each delivery is one transaction.
+ * (latest value per key), and the memories committed — the fact candidates through the merge
+ * stage, as the distiller's own group consumes them. Each delivery is one transaction.
  */
 class Harness {
   readonly changelog = new Map<string, Buffer>();
+  readonly mergeChangelog = new Map<string, Buffer>();
   readonly memories: Typed<'Memory'>[] = [];
+  readonly candidates: Typed<'Memory'>[] = [];
+  readonly merge = new MemoryMergeStage({
+    changelogTopic: TOPICS.memoryMergeChangelog,
+    memories: distillerCodecs(TOPICS).memories,
+    restore: () => Promise.resolve(new Map(this.mergeChangelog)),
+  });
   readonly narratives: EpisodeNarrative[] = [];
   readonly reflectorWork: ReflectorWork[] = [];
   readonly tombstones: string[] = [];
@@ -103,7 +112,7 @@ class Harness {
       this.stage.aborted();
       throw error;
     }
-    this.commit(outputs);
+    await this.commit(outputs);
     if (input !== 'lifecycle') {
       this.consumed[input] = Number(items[items.length - 1].offset) + 1;
     }
@@ -117,10 +126,11 @@ class Harness {
   }
 
   async sweep(): Promise<void> {
-    this.commit(await this.stage.sweep());
+    await this.commit(await this.stage.sweep());
   }
 
-  private commit(outputs: AnyStageOutput[]): void {
+  private async commit(outputs: AnyStageOutput[]): Promise<void> {
+    const candidates: Typed<'Memory'>[] = [];
     for (const output of outputs) {
       if ('messages' in output) {
         for (const message of output.messages) {
@@ -132,6 +142,8 @@ class Harness {
         }
       } else if (output.codec.topic === TOPICS.memories) {
         this.memories.push(...(output.events as Typed<'Memory'>[]));
+      } else if (output.codec.topic === TOPICS.memoryCandidates) {
+        candidates.push(...(output.events as Typed<'Memory'>[]));
       } else if (output.codec.topic === TOPICS.reflector) {
         this.reflectorWork.push(...(output.events as ReflectorWork[]));
       } else {
@@ -139,6 +151,28 @@ class Harness {
       }
     }
     this.stage.committed();
+    this.candidates.push(...candidates);
+    if (candidates.length > 0) await this.joinCandidates(candidates);
+  }
+
+  /** The merge stage's transaction on the candidates just committed. */
+  private async joinCandidates(candidates: Typed<'Memory'>[]): Promise<void> {
+    const items = candidates.map((event, i) => ({
+      event,
+      topic: TOPICS.memoryCandidates,
+      partition: 0,
+      offset: String(i),
+      key: event.memoryId,
+      headers: undefined,
+    }));
+    for (const output of await this.merge.candidateStage.transform(items)) {
+      if ('messages' in output) {
+        for (const { key, value } of output.messages) {
+          this.mergeChangelog.set(String(key), value as Buffer);
+        }
+      } else this.memories.push(...(output.events as Typed<'Memory'>[]));
+    }
+    this.merge.candidateStage.onCommitted?.();
   }
 }
 
@@ -155,16 +189,17 @@ describe('DistillerStage', () => {
     const { counters } = harness.stage;
     // Three episode closes and the end (seven user messages).
     expect(counters.distilled).toBe(4);
-    // Each fact once, in its canonical version: an episode's close over the session's end.
-    expect(triggersOf(harness.memories)).toEqual(new Set(['trigger:EpisodeClosed']));
-    for (const memory of harness.memories) {
-      expect(memory.source).toBe('distilled');
-      expect(memory.provenanceSessionIds).toEqual(['s-debug']);
-      expect(memory.sourceEventIds.length).toBeGreaterThan(0);
-      for (const id of memory.sourceEventIds) expect(session.sourceEventIds).toContain(id);
-      // Never an invented time: every time is one of the session's events.
-      expect(session.eventTimes).toContain(memory.createdAt);
-    }
+    // Every window's version of a fact is a candidate; the merge joins them: a fact the session
+    // end learnt again names both windows (issue #19), and is written once per change.
+    expect(triggersOf(harness.candidates)).toEqual(
+      new Set(['trigger:EpisodeClosed', 'trigger:SessionEnded']),
+    );
+    const final = new Map(harness.memories.map((m) => [m.memoryId, m]));
+    const relearnt = [...final.values()].filter(
+      (m) => m.memoryType !== 'work_state' && m.tags.includes('trigger:SessionEnded'),
+    );
+    expect(relearnt.length).toBeGreaterThan(0);
+    for (const memory of relearnt) expect(memory.tags).toContain('trigger:EpisodeClosed');
     const contents = harness.memories.map((m) => `${m.memoryType} ${m.content}`);
     expect(contents.join('\n')).toMatch(/axios-retry/);
     expect(contents.join('\n')).toMatch(/no-file-parallelism/);

@@ -50,9 +50,10 @@ const DAY_MS = 24 * 60 * 60_000;
  * The distiller as an exactly-once stage (SPEC §8, §11). Prompts, tool calls and QA verdicts are
  * kept per open session; triggers (EpisodeClosed from the segmenter's boundaries, SessionEnded
  * and CompactionPending from the lifecycle) wait until the session's prompts and tool calls are
- * consumed, then their window is distilled and its memories are written to memory.memories.v1 in
- * the transaction that commits the offsets and the changelog (the session's state and the
- * window's dedupe key). A trigger whose dedupe key is done — a redelivery, a replay — produces
+ * consumed, then their window is distilled and its memories are written — its facts to the
+ * memory candidates (joined per memory id by MemoryMergeStage), its work_state to
+ * memory.memories.v1 — in the transaction that commits the offsets and the changelog (the
+ * session's state and the window's dedupe key). A trigger whose dedupe key is done — a redelivery, a replay — produces
  * nothing. An ended session's state leaves the changelog (tombstone); dedupe keys stay.
  *
  * Between transactions the stage keeps the committed records as bytes and each transaction
@@ -260,7 +261,8 @@ export class DistillerStage {
    * before anything is sent), then the changed sessions (or tombstones) and the dedupe keys.
    */
   private async finish(work: Work): Promise<AnyStageOutput[]> {
-    const memories: Typed<'Memory'>[] = [];
+    const workStates: Typed<'Memory'>[] = [];
+    const candidates: Typed<'Memory'>[] = [];
     const narratives: EpisodeNarrative[] = [];
     const reflectorWork: ReflectorWork[] = [];
     for (const window of work.windows) {
@@ -269,11 +271,16 @@ export class DistillerStage {
       reflectorWork.push(distillationWork(distillation));
       const produced = distillationToMemories(distillation, this.options.memory);
       work.distilled.get(window.dedupeKey)!.memories = produced.length;
+      // Every version of a fact goes to the merge stage, which joins them per memory id (issue
+      // #19); a session's work_state is its own, the canonically latest window's version.
+      const facts = produced.filter((memory) => memory.memoryType !== 'work_state');
+      candidates.push(...facts.map(typedMemory));
+      const states = produced.filter((memory) => memory.memoryType === 'work_state');
       const session = work.sessions.get(window.sessionId)?.session;
       const written = session
-        ? canonicalVersions((session.memoryVersions ??= {}), windowOrderKey(window), produced)
-        : produced;
-      memories.push(...written.map((memory: Memory) => ({ type: 'Memory' as const, ...memory })));
+        ? canonicalVersions((session.memoryVersions ??= {}), windowOrderKey(window), states)
+        : states;
+      workStates.push(...written.map(typedMemory));
       const narrative = narrativeOf(distillation);
       if (narrative) narratives.push(narrative);
     }
@@ -283,13 +290,14 @@ export class DistillerStage {
     this.stagedEvents = work.events;
     this.transformDone = true;
     this.counters.distilled += work.windows.length;
-    this.counters.memories += memories.length;
+    this.counters.memories += workStates.length + candidates.length;
     const changelog: RawStageOutput = {
       topic: this.topics.changelog,
       messages: staged.map(({ key, partition, value }) => ({ key, partition, value })),
     };
     return [
-      { codec: this.codecs.memories, events: memories } satisfies StageOutput,
+      { codec: this.codecs.memories, events: workStates } satisfies StageOutput,
+      { codec: this.codecs.memoryCandidates, events: candidates } satisfies StageOutput,
       { codec: this.codecs.narratives, events: narratives } satisfies StageOutput,
       { codec: this.codecs.reflector, events: reflectorWork } satisfies StageOutput,
       changelog,
@@ -327,6 +335,8 @@ export class DistillerStage {
     return staged;
   }
 }
+
+const typedMemory = (memory: Memory): Typed<'Memory'> => ({ type: 'Memory' as const, ...memory });
 
 /** An episode close's narrative, for the episode's `summary` (the other triggers span episodes). */
 function narrativeOf(distillation: Distillation): EpisodeNarrative | null {

@@ -317,6 +317,7 @@ export function serviceGroups(config: EngramConfig): WaitGroup[] {
           'memory.episodes.v1',
           DEFAULT_DISTILLER_TOPICS.narratives,
           DEFAULT_DISTILLER_TOPICS.reflector,
+          DEFAULT_DISTILLER_TOPICS.memoryCandidates,
         ),
       ],
     },

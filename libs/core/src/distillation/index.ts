@@ -170,6 +170,12 @@ export { curatedMemories, memorySection, renderMemoryMd, type MemoryMdOptions } 
 export * from './distiller-session';
 export { canonicalVersions, windowOrderKey } from './memory-versions';
 export {
+  joinAllMemoryVersions,
+  joinMemoryVersions,
+  MAX_PROVENANCE_IDS,
+  normaliseMemoryVersion,
+} from './memory-join';
+export {
   DEFAULT_REFLECTOR_RETENTION,
   addDistillation,
   applyReviewCommand,
