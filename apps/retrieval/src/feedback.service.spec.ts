@@ -2,12 +2,14 @@ import { DEFAULT_RANKING_CONFIG } from '@engram/core';
 // Feedback's deletions on the embedded stack, end to end: the SQLite event log, the embedded
 // retrieval indexer consuming memory.memories.v1 (tombstones included) into the SQLite store, and
 // the recall services on that store. DELETE and CORRECT-as-duplicate publish the memory's
-// tombstone and take it out of the store at once; the indexer applies the tombstone after.
+// tombstone and take it out of the store at once; the indexer applies the tombstone after. A
+// confidence change propagates along the memory's relations (issue #20).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Memory, Typed } from '@engram/contracts';
 import {
+  anyOfFilter,
   InvalidRecallRequestError,
   isLoggedTombstone,
   MisconfigurationError,
@@ -15,6 +17,7 @@ import {
   type FeedbackInput,
 } from '@engram/core';
 import { SqliteEventLog, SqliteEventLogAdapter } from '@engram/embedded';
+import { memoryFromSource, type MemoryDocument } from '@engram/elasticsearch';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   createEmbeddedRecallStack,
@@ -220,6 +223,67 @@ describe('FeedbackService deletions on the embedded log and store', () => {
     ).rejects.toThrow(MisconfigurationError);
     await readOnly.access.close();
     expect(await recalled('Postgres pool')).toEqual(['m-pool']);
+  });
+
+  it("FLAG WRONG: the memories its relations reach move with it, by the seed's coefficients", async () => {
+    const related = (
+      memoryId: string,
+      content: string,
+      confidence: number,
+      relations: [Memory['relations'][number]['relationType'], string][],
+    ) =>
+      memoryRecord({
+        memoryId,
+        memoryType: 'decision',
+        content,
+        confidence,
+        relations: relations.map(([relationType, targetMemoryId]) => ({
+          relationType,
+          targetMemoryId,
+          targetFilePath: null,
+          confidence: 1,
+          autoExtracted: true,
+        })),
+      });
+    const graph = [
+      related('m-rule', 'Invoices are numbered per tenant', 0.9, [
+        ['validates', 'm-evidence'],
+        ['conflicts_with', 'm-rival'],
+      ]),
+      related('m-evidence', 'Invoice numbers restart every fiscal year', 0.8, [
+        ['derived_from', 'm-source'],
+        ['validates', 'm-rule'], // a cycle back: the flagged memory keeps its new confidence
+      ]),
+      related('m-rival', 'One global sequence numbers every invoice', 0.5, []),
+      related('m-source', 'The fiscal year starts in April for accounting', 0.7, []),
+    ];
+    await events.publish(
+      CODEC,
+      graph.map((m) => ({ type: 'Memory', ...m })),
+    );
+    await indexed();
+    const answer = await feedback({ memoryId: 'm-rule', action: 'flag_wrong' });
+    expect(answer.confidence).toBeCloseTo(0.45, 10);
+    // Δ −0.45: validates 0.6 → −0.27, conflicts_with −0.4 → +0.18, then derived_from 0.5 of
+    // −0.27 → −0.135.
+    const expected = { 'm-evidence': 0.53, 'm-rival': 0.68, 'm-source': 0.565 };
+    const records = (await events.read(CODEC, 0, 0, 1_000)).concat(
+      await events.read(CODEC, 1, 0, 1_000),
+    );
+    const latest = new Map(
+      records.map(({ event }) => [(event as Memory).memoryId, (event as Memory).confidence]),
+    );
+    const stored = await stack.store.list<MemoryDocument>('memories', {
+      scope: { tenantId: TENANT, projectId: PROJECT },
+      filter: [anyOfFilter('memoryId', Object.keys(expected))],
+      size: 3,
+    });
+    for (const [memoryId, confidence] of Object.entries(expected)) {
+      expect(latest.get(memoryId)).toBeCloseTo(confidence, 10);
+      const doc = stored.find((d) => d.source.memoryId === memoryId);
+      expect(memoryFromSource(doc!.source).confidence).toBeCloseTo(confidence, 10);
+    }
+    expect(latest.get('m-rule')).toBeCloseTo(0.45, 10);
   });
 
   it('should stay deleted when the store is rebuilt from the log', async () => {

@@ -5,6 +5,8 @@ import {
   InvalidRecallRequestError,
   MisconfigurationError,
   parseFeedback,
+  propagateConfidence,
+  propagatedVersions,
   type FeedbackInput,
   type FeedbackRequest,
   anyOfFilter,
@@ -67,9 +69,40 @@ export class FeedbackService {
     }
     const memory = await this.memoryOfProject(request);
     const next = applyFeedback(memory, request, this.clock());
-    await publish([{ type: 'Memory', ...next }]);
-    await this.options.indexMemory(next);
+    const propagated = await this.propagated(request, memory.confidence, next);
+    await publish([next, ...propagated].map((m) => ({ type: 'Memory' as const, ...m })));
+    for (const written of [next, ...propagated]) await this.options.indexMemory(written);
     return { memoryId: next.memoryId, applied: true, confidence: next.confidence, deleted: false };
+  }
+
+  /**
+   * When the feedback moved the memory's confidence, the next versions of the memories its
+   * relations reach that move with it (core `propagateConfidence`: the seed's coefficients, stop
+   * below 0.05, cycle-safe). The store gives the project's memories the relations name, hop by
+   * hop, up to PROPAGATION_HOPS hops and PROPAGATION_MEMORIES memories.
+   */
+  private async propagated(
+    request: FeedbackRequest,
+    before: number,
+    next: Memory,
+  ): Promise<Memory[]> {
+    if (next.confidence === before) return [];
+    const loaded = new Map<string, Memory>([[next.memoryId, next]]);
+    let frontier = [next];
+    for (let hop = 0; hop < PROPAGATION_HOPS && frontier.length > 0; hop += 1) {
+      const wanted = [
+        ...new Set(
+          frontier.flatMap((m) => (m.relations ?? []).flatMap((r) => r.targetMemoryId ?? [])),
+        ),
+      ]
+        .filter((id) => !loaded.has(id))
+        .slice(0, PROPAGATION_MEMORIES - loaded.size);
+      if (wanted.length === 0) break;
+      frontier = await this.memoriesOfProject(request, wanted);
+      for (const memory of frontier) loaded.set(memory.memoryId, memory);
+    }
+    const moved = propagateConfidence(next, before, (id) => loaded.get(id));
+    return propagatedVersions(moved, loaded, next);
   }
 
   /** The tombstone first (the log is the truth: if it fails, nothing changed), then the store. */
@@ -94,14 +127,7 @@ export class FeedbackService {
   private async memoryOfProject(request: FeedbackRequest): Promise<Memory> {
     const original = request.reason === 'duplicate' ? request.duplicateOfMemoryId : null;
     const ids = original === null ? [request.memoryId] : [request.memoryId, original];
-    const stored = await this.store.list<MemoryDocument>('memories', {
-      scope: request.scope,
-      filter: [...memoryFilters({}, undefined), anyOfFilter('memoryId', ids)],
-      size: ids.length,
-    });
-    const found = new Map(
-      stored.map(({ source }) => memoryFromSource(source)).map((m) => [m.memoryId, m]),
-    );
+    const found = new Map((await this.memoriesOfProject(request, ids)).map((m) => [m.memoryId, m]));
     const memory = found.get(request.memoryId);
     if (!memory) {
       throw new InvalidRecallRequestError(
@@ -117,4 +143,22 @@ export class FeedbackService {
     }
     return memory;
   }
+
+  /** The memories of the request's project (and tenant) among `ids`. */
+  private async memoriesOfProject(request: FeedbackRequest, ids: string[]): Promise<Memory[]> {
+    const stored = await this.store.list<MemoryDocument>('memories', {
+      scope: request.scope,
+      filter: [...memoryFilters({}, undefined), anyOfFilter('memoryId', ids)],
+      size: ids.length,
+    });
+    return stored.map(({ source }) => memoryFromSource(source));
+  }
 }
+
+/**
+ * How far Feedback follows relations to propagate a confidence change: a change shrinks at every
+ * hop (coefficients ≤ 0.8) and stops below 0.05, so a change of 1 dies out within 14 hops.
+ */
+const PROPAGATION_HOPS = 14;
+/** At most this many memories are loaded for one feedback (a bounded write). */
+const PROPAGATION_MEMORIES = 200;
