@@ -121,6 +121,9 @@ describe('engram friction-report --distributed (real Elasticsearch and Neo4j)', 
     const infra = inject('infra');
     process.env.ENGRAM_ES_URL = infra.elasticsearchUrl;
     process.env.ENGRAM_NEO4J_URL = infra.neo4jUrl;
+    // The proposals go to review on memory.proposals.v1 of this Kafka (issue #21's review loop).
+    process.env.ENGRAM_KAFKA_BROKERS = infra.kafkaBrokers.join(',');
+    process.env.ENGRAM_SCHEMA_REGISTRY_URL = infra.registryUrl;
     // The indices' prefix is the topic prefix, as for every service and --distributed command.
     process.env.ENGRAM_TOPIC_PREFIX = stores.indices.turns.slice(0, -'engram-turns'.length);
     resetConfigForTests();
@@ -165,6 +168,9 @@ describe('engram friction-report --distributed (real Elasticsearch and Neo4j)', 
     console.log(`friction-report --distributed on the contract data: ${seconds.toFixed(2)} s`);
     expect(process.exitCode ?? 0).toBe(0);
     expect(messages.filter((m) => m.startsWith('wrote '))).toHaveLength(3);
+    expect(messages).toContainEqual(
+      expect.stringMatching(/^\d+ proposals in review \(\d+ written;/),
+    );
 
     const report = JSON.parse(readFileSync(`${out}.json`, 'utf8')) as FrictionReportWithGaps;
     expect(report.totals.sessions).toBe(4);

@@ -236,15 +236,15 @@ export function registerFrictionReportCommand(program: Command): void {
         options,
         settings,
         async (window, since) => {
-          const again = await Promise.resolve(
-            runFrictionReport({
-              window,
-              scope: outcome.report.scope,
-              settings: since,
-              dataDir: options.dataDir,
-              topics: frictionTopics(loadConfig().topicPrefix),
-            }),
-          );
+          // The span since an approval, on the same source as the report.
+          const span = { window, scope: outcome.report.scope, settings: since };
+          const again = options.distributed
+            ? await reportWithProgress(openDistributedFrictionSource(), span)
+            : await runFrictionReport({
+                ...span,
+                dataDir: options.dataDir,
+                topics: frictionTopics(loadConfig().topicPrefix),
+              });
           return again.kind === 'report' ? again.report : null;
         },
         loadConfig(),

@@ -156,12 +156,8 @@ export function withRecurrence(
 export interface FrictionReviewStepOptions {
   /** false (`--no-review`): neither publish nor check recurrence; the report stays read-only. */
   review: boolean;
+  /** On the configured Kafka (`reportOver` then reads the servers too), else the data dir. */
   distributed?: boolean;
-  /**
-   * With `distributed`: publish on the configured Kafka, `reportOver` reading the servers too
-   * (a caller that cannot give that leaves it unset: the step is skipped, and says so).
-   */
-  distributedStore?: boolean;
   dataDir: string;
 }
 
@@ -178,21 +174,10 @@ export async function reviewFrictionReport(
   config: Pick<EngramConfig, 'topicPrefix' | 'segmenter' | 'kafka' | 'schemaRegistry'>,
 ): Promise<{ report: FrictionReport; recurrence: FrictionRecurrence[] | null; note: string }> {
   if (!options.review) return { report, recurrence: null, note: '' };
-  let store: FrictionReviewStore;
-  if (!options.distributed) {
-    store = embeddedFrictionReviewStore(options.dataDir, config);
-  } else if (options.distributedStore) {
-    // Kafka's client is loaded only when the report runs on the servers.
-    store = await (await import('./friction-review-kafka')).kafkaFrictionReviewStore(config);
-  } else {
-    return {
-      report,
-      recurrence: null,
-      note:
-        'engram friction-report: proposals not published for review and recurrence not checked ' +
-        '(the distributed report does not give the review step its source yet)',
-    };
-  }
+  // Kafka's client is loaded only when the report runs on the servers.
+  const store = options.distributed
+    ? await (await import('./friction-review-kafka')).kafkaFrictionReviewStore(config)
+    : embeddedFrictionReviewStore(options.dataDir, config);
   try {
     const loop = await closeFrictionLoop(report, store, { now: Date.now(), reportOver, settings });
     const recurred = loop.recurrence.filter((r) => r.recurred).length;
