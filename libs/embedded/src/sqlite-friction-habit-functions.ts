@@ -10,20 +10,15 @@ import type { Database } from 'better-sqlite3';
  * as recorded.
  */
 export function registerHabitFunctions(db: Database): void {
-  db.function(
-    'engram_config_repair',
-    { deterministic: true },
-    (tool: unknown, command: unknown, paths: unknown) => {
-      const repair = configRepairOf(toolCallOf(tool, command, paths), null);
-      return repair === null ? null : JSON.stringify(repair);
-    },
+  const repairs = memo((tool: unknown, command: unknown, paths: unknown) => {
+    const repair = configRepairOf(toolCallOf(tool, command, paths), null);
+    return repair === null ? null : JSON.stringify(repair);
+  });
+  db.function('engram_config_repair', { deterministic: true, varargs: true }, repairs);
+  const steps = memo((tool: unknown, command: unknown, paths: unknown, failed: unknown) =>
+    recipeStepOf({ ...toolCallOf(tool, command, paths), failed: failed === 1 }, null),
   );
-  db.function(
-    'engram_recipe_step',
-    { deterministic: true },
-    (tool: unknown, command: unknown, paths: unknown, failed: unknown) =>
-      recipeStepOf({ ...toolCallOf(tool, command, paths), failed: failed === 1 }, null),
-  );
+  db.function('engram_recipe_step', { deterministic: true, varargs: true }, steps);
   db.aggregate<Record<string, number>>('engram_day_counts', {
     start: () => ({}),
     step: (days: Record<string, number>, at: unknown) => {
@@ -34,6 +29,26 @@ export function registerHabitFunctions(db: Database): void {
     },
     result: (days: Record<string, number>) => JSON.stringify(days),
   });
+}
+
+/** Answers kept at most (then forgotten at once): bounds the memory the memo takes. */
+const MAX_MEMO = 20_000;
+
+/**
+ * The same call (tool, command, paths) recurs thousands of times in an organisation's events:
+ * classifying it once instead of per row is most of these functions' cost.
+ */
+function memo<A extends unknown[]>(classify: (...args: A) => string | null) {
+  const answers = new Map<string, string | null>();
+  return (...args: A): string | null => {
+    const key = args.map((arg) => (typeof arg === 'string' ? arg : String(arg))).join('\u0000');
+    const known = answers.get(key);
+    if (known !== undefined) return known;
+    const answer = classify(...args);
+    if (answers.size >= MAX_MEMO) answers.clear();
+    answers.set(key, answer);
+    return answer;
+  };
 }
 
 function toolCallOf(tool: unknown, command: unknown, paths: unknown): FrictionToolCall {

@@ -160,6 +160,8 @@ export class SqliteFrictionHabits {
       )
       .run({ minSessions: settings.minRecipeSessions });
     const lags = Array.from({ length: max - 1 }, (_, i) => i + 1);
+    const shortest = Array.from({ length: min }, (_, i) => i);
+    const longest = Array.from({ length: max }, (_, i) => i);
     const lengths = Array.from({ length: max - min + 1 }, (_, i) => min + i);
     const runs = lengths.map((n) => {
       const back = Array.from({ length: n }, (_, i) => n - 1 - i);
@@ -176,13 +178,17 @@ export class SqliteFrictionHabits {
     });
     const rows = this.db
       .prepare(
-        `WITH steps AS MATERIALIZED (
+        `WITH steps AS MATERIALIZED (SELECT * FROM (
            SELECT c.tenant, c.project, c.session, c.agent, c.at, c.event,
                   n.id AS s0, coalesce(n.command, 0) AS c0,
                   ${lags.map((i) => `LAG(n.id, ${i}) OVER w AS s${i}, LAG(coalesce(n.command, 0), ${i}) OVER w AS c${i}`).join(',\n')},
                   ${lengths.map((n) => `SUM(c.duration) OVER (w ROWS ${n - 1} PRECEDING) AS d${n}, SUM(c.tokens) OVER (w ROWS ${n - 1} PRECEDING) AS t${n}`).join(',\n')}
            FROM temp.friction_calls c LEFT JOIN temp.friction_steps n ON n.step = c.recipe_step
            WINDOW w AS (PARTITION BY c.session, c.prompt ORDER BY c.rowid))
+           -- Only the ends of runs that may qualify are kept: a shortest run's steps, and
+           -- enough commands within the longest.
+           WHERE ${shortest.map((i) => `s${i} IS NOT NULL`).join(' AND ')}
+             AND ${longest.map((i) => `coalesce(c${i}, 0)`).join(' + ')} >= :minCommands)
          ${runs.join('\nUNION ALL\n')}
          ORDER BY tenant, project, run`,
       )
