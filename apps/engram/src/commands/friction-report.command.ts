@@ -172,7 +172,8 @@ export function registerFrictionReportCommand(program: Command): void {
     .command('friction-report')
     .description(
       'what keeps going wrong for the agents (recurring failures, repeated corrections, retry loops, ' +
-        'stale memories) and what to change: proposals f-YYYYMMDD-NNN with evidence',
+        'configuration drift, missing skills, stale memories) and what to change: proposals ' +
+        'f-YYYYMMDD-NNN with evidence',
     )
     .option('--window <span>', 'how far back: 36h, 7d, 2w', '7d')
     .option('--until <time>', 'end of the window (ISO 8601; default now)')
