@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import BetterSqlite3 from 'better-sqlite3';
-import { HookSessionStore, HookSpool, parseSpoolLines } from './hook-spool';
+import { HookSessionStore } from './hook-session-store';
+import { HookSpool, parseSpoolLines } from './hook-spool';
 
 function prompt(n: number): Typed {
   return {

@@ -1,5 +1,6 @@
 import type { HookProject } from '@engram/core';
-import type { HookSessionStore, HookSpool, PublishEvents } from '../hook-spool';
+import type { HookSessionStore } from '../hook-session-store';
+import type { HookSpool, PublishEvents } from '../hook-spool';
 
 // The pieces of one `engram hook` run (hook-run.ts): where events go, where memory comes from,
 // what a run is given and what it reports.

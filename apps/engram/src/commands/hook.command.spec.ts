@@ -17,7 +17,8 @@ import {
   indexRpcCorpus,
   rpcCorpus,
 } from '@engram/app-retrieval/testing';
-import { HookSessionStore, HookSpool } from '../hook-spool';
+import { HookSessionStore } from '../hook-session-store';
+import { HookSpool } from '../hook-spool';
 import {
   embeddedHookPublisher,
   embeddedHookMemory,

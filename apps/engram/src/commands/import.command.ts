@@ -3,7 +3,7 @@ import { ClaudeTranscriptReader, mapTranscriptSession, type TranscriptCounts } f
 import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { HookSessionStore } from '../hook-spool';
+import { HookSessionStore } from '../hook-session-store';
 import { ImportLedger } from '../import-ledger';
 import { progressBar } from '../progress';
 import {
