@@ -1,5 +1,5 @@
 import { deadLetterId, isDeadLetterTopic, type DeadLetterRecord } from '@engram/core';
-import type { AvroRegistry } from '@engram/kafka';
+import { reliableProducerConfig, type AvroRegistry } from '@engram/kafka';
 import { randomUUID } from 'node:crypto';
 import type { Admin, Kafka, Producer } from 'kafkajs';
 import { REDRIVEN_TOPIC, type DeadLetterStore } from './dead-letters';
@@ -132,7 +132,7 @@ export async function kafkaDeadLetters(
           },
         ],
       });
-      producer ??= kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+      producer ??= kafka.producer(reliableProducerConfig());
       await producer.connect();
       await producer.send({
         topic: to,
