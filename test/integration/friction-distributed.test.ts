@@ -5,7 +5,7 @@
 // observer stage into Neo4j (a unique tenant: every node it writes carries it). Then the command
 // end to end, with its endpoints and index prefix from the configuration.
 import { resetConfigForTests } from '@engram/config';
-import type { FrictionReportWithGaps } from '@engram/core';
+import type { AccessUpdate, FrictionReportWithGaps } from '@engram/core';
 import { observerSettings } from '@engram/core';
 import {
   BulkWriter,
@@ -35,6 +35,11 @@ import {
   observeFrictionData,
 } from '../../apps/engram/src/commands/friction-distributed-replay';
 import { registerFrictionReportCommand } from '../../apps/engram/src/commands/friction-report.command';
+import {
+  distributedPlantedFound,
+  generateDistributedOrganisation,
+  measureDistributedReport,
+} from '../../apps/engram/src/commands/friction-distributed-bench';
 import { elasticsearchRecallStore } from '../../apps/retrieval/src/recall-store';
 import {
   describeFrictionSourceContract,
@@ -46,6 +51,7 @@ import { uniqueName } from './support/unique';
 
 /** The servers, an index prefix and the tenants of one test file (removed afterwards). */
 function distributedStores(prefix: string) {
+  const accessStore = () => elasticsearchRecallStore(client, indices, { counters: null });
   const infra = inject('infra');
   const client = createElasticsearchClient(infra.elasticsearchUrl);
   const driver = createGraphWriterDriver({ url: infra.neo4jUrl });
@@ -65,13 +71,18 @@ function distributedStores(prefix: string) {
       await ensureGraphSchema(driver);
     },
     /** The data through the indexer, the store's access write-back and the observer. */
+    writer: () => elasticsearchStoreWriter(BulkWriter.forClient(client), indices),
+    writeAccess: (updates: AccessUpdate[]) => accessStore().writeAccess(updates),
+    /** A source on these indices and this graph, `pageSize` documents or buckets a request. */
+    source: (pageSize?: number) =>
+      new DistributedFrictionSource({
+        elasticsearch: new ElasticsearchFrictionReads(client, indices, { pageSize }),
+        neo4j: new Neo4jFrictionReads(driver),
+        endpoints: { elasticsearch: 'test', neo4j: 'test' },
+        close: () => Promise.resolve(),
+      }),
     async replay(data: FrictionContractData) {
-      const store = elasticsearchRecallStore(client, indices, { counters: null });
-      await indexFrictionData(
-        data,
-        elasticsearchStoreWriter(BulkWriter.forClient(client), indices),
-        (updates) => store.writeAccess(updates),
-      );
+      await indexFrictionData(data, this.writer(), this.writeAccess);
       await observeFrictionData(data, new Neo4jObserverGraphWriter(driver, observerSettings()));
       await client.indices.refresh({ index: Object.values(indices) });
     },
@@ -93,16 +104,9 @@ describeFrictionSourceContract('distributed (Elasticsearch + Neo4j)', async () =
     tenant: (prefix: string) => stores.tenant(prefix),
     replay: async (data) => {
       await stores.replay(data);
-      return new DistributedFrictionSource({
-        // Pages of 2 buckets or documents: the composite `after` keys and the point-in-time
-        // pages are followed across several requests.
-        elasticsearch: new ElasticsearchFrictionReads(stores.client, stores.indices, {
-          pageSize: 2,
-        }),
-        neo4j: new Neo4jFrictionReads(stores.driver),
-        endpoints: { elasticsearch: 'test', neo4j: 'test' },
-        close: () => Promise.resolve(),
-      });
+      // Pages of 2 buckets or documents: the composite `after` keys and the point-in-time pages
+      // are followed across several requests.
+      return stores.source(2);
     },
     close: () => stores.close(),
   };
@@ -210,5 +214,45 @@ describe('engram friction-report --distributed (real Elasticsearch and Neo4j)', 
     const html = readFileSync(`${out}.html`, 'utf8');
     expect(html).toContain('<div class="unavailable">');
     expect(html).toContain('<li>retry-loops: not available in distributed mode');
+  });
+});
+
+describe('the distributed report on a generated organisation (real Elasticsearch and Neo4j)', () => {
+  const stores = distributedStores('it-friction-org');
+  const tenantId = stores.tenant('friction-org');
+  const size = { developers: 10, weeks: 2, turnsPerSession: 10, callsPerSession: 200 };
+
+  beforeAll(() => stores.setUp(), 120_000);
+  afterAll(() => stores.close());
+
+  it('should find the planted frictions from aggregations, in seconds', async () => {
+    const organisation = await generateDistributedOrganisation(tenantId, size, {
+      graph: new Neo4jObserverGraphWriter(stores.driver, observerSettings()),
+      writer: stores.writer(),
+      writeAccess: stores.writeAccess,
+    });
+    await stores.client.indices.refresh({ index: Object.values(stores.indices) });
+    const measured = await measureDistributedReport(stores.source(), tenantId, size.weeks);
+    console.log(
+      `distributed friction report: ${organisation.sessions} sessions, ${organisation.turns} ` +
+        `user turns, ${organisation.events} events: ${measured.seconds.toFixed(2)} s, RSS ` +
+        `${measured.rssMb.before} → ${measured.rssMb.peak} MB, ` +
+        `${measured.report.proposals.length} proposals`,
+    );
+    expect(measured.report.totals).toEqual({
+      sessions: organisation.sessions,
+      events: organisation.events,
+    });
+    const { planted, found } = distributedPlantedFound(measured.report);
+    expect(found / planted).toBeGreaterThanOrEqual(0.9);
+    // Noise (one-off failures and corrections) makes no proposal; each planted correction is
+    // one proposal per project it was said in.
+    const kinds = new Set(measured.report.proposals.map((p) => p.kind));
+    expect([...kinds].sort()).toEqual(['recurring-failure', 'repeated-correction', 'stale-memory']);
+    expect(
+      measured.report.proposals
+        .filter((p) => p.kind === 'recurring-failure')
+        .map((p) => p.sessions),
+    ).toHaveLength(4);
   });
 });

@@ -1,0 +1,278 @@
+// A generated organisation for the distributed friction report (test support and measurement,
+// not part of the CLI): what the indexer and the observer would have written for developers ×
+// working days × 2 sessions a day, with frictions planted. User turns and memories go through the
+// retrieval indexer; the sessions and their error patterns through the observer's graph writer
+// as the observer's per-session facts (one row per session and pattern — writing them through the
+// observer stage would replay every tool call, which the report never reads).
+import type { Typed } from '@engram/contracts';
+import {
+  DEFAULT_FRICTION_SETTINGS,
+  emptyGraphBatch,
+  errorKeyOf,
+  frictionReportFrom,
+  idOf,
+  normaliseErrorMessage,
+  type FrictionReportWithGaps,
+  type FrictionSource,
+  type ObserverGraphBatch,
+  type ObserverGraphWriter,
+  type RecallStoreWriter,
+  type AccessUpdate,
+} from '@engram/core';
+import { indexFrictionData } from './friction-distributed-replay';
+
+const DAY = 86_400_000;
+const MINUTE = 60_000;
+export const BENCH_START = Date.UTC(2026, 9, 5, 8);
+
+export interface DistributedOrganisationSize {
+  developers: number;
+  weeks: number;
+  /** User turns per session (the only events Elasticsearch keeps of a session). */
+  turnsPerSession: number;
+  /** Tool calls per session (the observer's counter on each session). */
+  callsPerSession: number;
+}
+
+/** Said in every 7th session (one each), across the projects: repeated corrections. */
+export const PLANTED_CORRECTIONS = [
+  "No, don't use npm here, we use pnpm for every package.",
+  'Never commit directly to main, open a pull request first.',
+  'Actually, the staging database is read-only, use the replica instead.',
+] as const;
+
+/** Hit in a third of the sessions (one each): recurring failures. */
+export const PLANTED_ERRORS = [
+  'ECONNREFUSED 127.0.0.1:5432 while running migrations',
+  'Cannot find module @acme/config from src/index.ts',
+  'Expected 200 received 503 in health check',
+  'EACCES permission denied opening /var/run/docker.sock',
+] as const;
+
+const STALE_MEMORIES = 20;
+
+export interface GeneratedOrganisation {
+  sessions: number;
+  turns: number;
+  /** User turns + tool calls (what the report's totals count in distributed mode). */
+  events: number;
+  staleServed: number;
+}
+
+/** A word of letters only (digits would be normalised away): one per number. */
+function word(n: number): string {
+  let text = '';
+  for (let i = n + 26 * 26; i > 0; i = Math.floor(i / 26)) {
+    text += String.fromCharCode(97 + (i % 26));
+  }
+  return text;
+}
+
+/** Noise: a one-off correction and failure of session `s`, each about its own things. */
+function noise(s: number): { correction: string; error: string } {
+  return {
+    correction: `Actually, the ${word(3 * s)} ${word(3 * s + 1)} belongs to ${word(3 * s + 2)}.`,
+    error: `${word(2 * s)} ${word(2 * s + 1)} crashed`,
+  };
+}
+
+/**
+ * Writes the organisation of `tenantId`: graph rows in batches of 100 sessions, turns in
+ * batches of 5,000, then the memories (20 of them stale and served since) and their accesses.
+ */
+export async function generateDistributedOrganisation(
+  tenantId: string,
+  size: DistributedOrganisationSize,
+  stores: {
+    graph: ObserverGraphWriter;
+    writer: RecallStoreWriter;
+    writeAccess: (updates: AccessUpdate[]) => Promise<{ failed: AccessUpdate[] }>;
+  },
+): Promise<GeneratedOrganisation> {
+  let batch: ObserverGraphBatch = emptyGraphBatch();
+  let turns: Typed<'PromptSubmitted'>[] = [];
+  let sessions = 0;
+  let turnCount = 0;
+  const flushTurns = async () => {
+    await indexFrictionData(
+      { prompts: turns, toolCalls: [], sessionEnds: [], memories: [], accesses: [] },
+      stores.writer,
+      stores.writeAccess,
+    );
+    turns = [];
+  };
+  // Five developers a project, at most ten projects.
+  const projects = Math.min(10, Math.ceil(size.developers / 5));
+  for (let dev = 0; dev < size.developers; dev += 1) {
+    const projectId = `${tenantId}/repo-${dev % projects}`;
+    const agentId = dev % 3 === 0 ? 'claude-code' : 'codex';
+    for (let day = 0; day < size.weeks * 7; day += 1) {
+      if (day % 7 >= 5) continue;
+      for (let k = 0; k < 2; k += 1) {
+        const s = sessions++;
+        const sessionId = `${tenantId}-s${s}`;
+        const at = BENCH_START + day * DAY + k * 4 * 3_600_000;
+        for (let t = 0; t < size.turnsPerSession; t += 1) {
+          const planted = t === 3 && s % 7 < PLANTED_CORRECTIONS.length;
+          const text = planted
+            ? PLANTED_CORRECTIONS[s % 7]
+            : t === 5 && s % 11 === 0
+              ? noise(s).correction
+              : `fix the bug in module ${(s * 31 + t) % 997} and add tests`;
+          turns.push({
+            type: 'PromptSubmitted',
+            eventId: `${tenantId}-p${turnCount++}`,
+            tenantId,
+            projectId,
+            sessionId,
+            agentId,
+            userId: `dev-${dev}`,
+            timestamp: at + t * MINUTE,
+            schemaVersion: 1,
+            promptId: t + 1,
+            source: 'user',
+            channel: 'cli',
+            channelKind: 'explicit',
+            explicitThreadId: null,
+            text,
+            methodology: null,
+            methodologyPhase: null,
+            workUnitRef: null,
+            parentEpisodeId: null,
+          });
+        }
+        const end = at + size.turnsPerSession * MINUTE;
+        batch.sessions.push({
+          tenantId,
+          projectId,
+          sessionId,
+          agentId,
+          startedAt: at,
+          lastActivityAt: end,
+          endedAt: end,
+          toolCalls: size.callsPerSession,
+        });
+        const messages = [
+          ...(s % 3 === 0 && s % 5 < PLANTED_ERRORS.length ? [PLANTED_ERRORS[s % 5]] : []),
+          noise(s).error,
+        ];
+        for (const message of messages) {
+          const normalisedError = normaliseErrorMessage(message);
+          batch.errors.push({
+            tenantId,
+            projectId,
+            sessionId,
+            // The observer's ErrorPattern key (apps/observer session-facts errorPatternHash).
+            hash: idOf('error_pattern', errorKeyOf('Bash', normalisedError)),
+            toolName: 'Bash',
+            normalisedError,
+            sampleMessage: message,
+            occurrences: 3,
+            episodes: 1,
+            resolvedEpisodes: 0,
+            lastResolution: 'unresolved',
+            lastSeenAt: at + 10 * MINUTE,
+          });
+        }
+        if (batch.sessions.length >= 100) {
+          await stores.graph.write(batch);
+          batch = emptyGraphBatch();
+        }
+        if (turns.length >= 5_000) await flushTurns();
+      }
+    }
+  }
+  await stores.graph.write(batch);
+  await flushTurns();
+  const memories = Array.from({ length: 10 * STALE_MEMORIES }, (_, i) => ({
+    memoryId: `${tenantId}-m${i}`,
+    tenantId,
+    projectId: `${tenantId}/repo-${i % projects}`,
+    content: `memory ${i} about module ${i}`,
+    staleAt: i < STALE_MEMORIES ? BENCH_START + DAY : null,
+    lastAccessedAt: BENCH_START,
+    accessCount: 0,
+    provenanceSessionIds: [`${tenantId}-s${i}`],
+  }));
+  await indexFrictionData(
+    {
+      prompts: [],
+      toolCalls: [],
+      sessionEnds: [],
+      memories,
+      accesses: memories.map((m) => ({
+        tenantId,
+        projectId: m.projectId,
+        memoryId: m.memoryId,
+        increment: 2,
+        lastAccessedAt: BENCH_START + 10 * DAY,
+      })),
+    },
+    stores.writer,
+    stores.writeAccess,
+  );
+  return {
+    sessions,
+    turns: turnCount,
+    events: turnCount + sessions * size.callsPerSession,
+    staleServed: STALE_MEMORIES,
+  };
+}
+
+export interface DistributedFrictionMeasure {
+  seconds: number;
+  /** The process's resident set: before the report, and its peak while the report ran. */
+  rssMb: { before: number; peak: number };
+  report: FrictionReportWithGaps;
+}
+
+/** One report over the tenant's whole generated period, timed, its RSS sampled every 20 ms. */
+export async function measureDistributedReport(
+  source: FrictionSource,
+  tenantId: string,
+  weeks: number,
+): Promise<DistributedFrictionMeasure> {
+  const before = process.memoryUsage().rss;
+  let peak = before;
+  const sampler = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage().rss);
+  }, 20);
+  const started = process.hrtime.bigint();
+  try {
+    const outcome = await frictionReportFrom(source, {
+      window: { from: BENCH_START - DAY, to: BENCH_START + weeks * 7 * DAY },
+      scope: { kind: 'tenant', tenantId },
+      settings: { ...DEFAULT_FRICTION_SETTINGS, minSessionsPerFinding: 5 },
+    });
+    if (outcome.kind === 'refused') throw new Error(outcome.shortfall.message);
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    peak = Math.max(peak, process.memoryUsage().rss);
+    return {
+      seconds,
+      rssMb: { before: Math.round(before / 1e6), peak: Math.round(peak / 1e6) },
+      report: outcome.report,
+    };
+  } finally {
+    clearInterval(sampler);
+  }
+}
+
+/** Planted frictions with a proposal of their kind whose title names them. */
+export function distributedPlantedFound(report: FrictionReportWithGaps): {
+  planted: number;
+  found: number;
+} {
+  const titled = (kind: string, text: string) =>
+    report.proposals.some((p) => p.kind === kind && p.title.includes(text));
+  const errors = PLANTED_ERRORS.filter((e) =>
+    titled('recurring-failure', normaliseErrorMessage(e).slice(0, 30)),
+  );
+  const corrections = PLANTED_CORRECTIONS.filter((c) =>
+    titled('repeated-correction', c.split(' ').slice(-3).join(' ')),
+  );
+  const stale = report.proposals.filter((p) => p.kind === 'stale-memory').length;
+  return {
+    planted: PLANTED_ERRORS.length + PLANTED_CORRECTIONS.length + STALE_MEMORIES,
+    found: errors.length + corrections.length + Math.min(stale, STALE_MEMORIES),
+  };
+}
