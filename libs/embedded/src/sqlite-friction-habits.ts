@@ -163,18 +163,15 @@ export class SqliteFrictionHabits {
     const shortest = Array.from({ length: min }, (_, i) => i);
     const longest = Array.from({ length: max }, (_, i) => i);
     const lengths = Array.from({ length: max - min + 1 }, (_, i) => min + i);
+    // Every run of every length as a row (its last call's session, time, event), …
     const runs = lengths.map((n) => {
       const back = Array.from({ length: n }, (_, i) => n - 1 - i);
       return `SELECT tenant, project, ${back.map((i) => `s${i}`).join(` || ',' || `)} AS run,
-          COUNT(DISTINCT session) AS sessions, COUNT(*) AS occurrences,
-          SUM(d${n}) AS durationMs, SUM(t${n}) AS tokens, MIN(at) AS firstAt,
-          MAX(at) AS lastAt, engram_sample(session, :max) AS sessionIds,
-          engram_sample(event, :max) AS eventIds, engram_sample(agent, 100) AS agentIds,
-          engram_day_counts(at) AS days
+          session, agent, at, event, ${back.map((i) => `u${i}`).join(' + ')} AS duration,
+          ${back.map((i) => `k${i}`).join(' + ')} AS tokens
         FROM steps
         WHERE ${back.map((i) => `s${i} IS NOT NULL`).join(' AND ')}
-          AND ${back.map((i) => `c${i}`).join(' + ')} >= :minCommands
-        GROUP BY tenant, project, run HAVING COUNT(DISTINCT session) >= :minSessions`;
+          AND ${back.map((i) => `c${i}`).join(' + ')} >= :minCommands`;
     });
     const rows = this.db
       .prepare(
@@ -182,14 +179,28 @@ export class SqliteFrictionHabits {
            SELECT c.tenant, c.project, c.session, c.agent, c.at, c.event,
                   n.id AS s0, coalesce(n.command, 0) AS c0,
                   ${lags.map((i) => `LAG(n.id, ${i}) OVER w AS s${i}, LAG(coalesce(n.command, 0), ${i}) OVER w AS c${i}`).join(',\n')},
-                  ${lengths.map((n) => `SUM(c.duration) OVER (w ROWS ${n - 1} PRECEDING) AS d${n}, SUM(c.tokens) OVER (w ROWS ${n - 1} PRECEDING) AS t${n}`).join(',\n')}
+                  c.duration AS u0, c.tokens AS k0,
+                  ${lags.map((i) => `LAG(c.duration, ${i}) OVER w AS u${i}, LAG(c.tokens, ${i}) OVER w AS k${i}`).join(',\n')}
            FROM temp.friction_calls c LEFT JOIN temp.friction_steps n ON n.step = c.recipe_step
            WINDOW w AS (PARTITION BY c.session, c.prompt ORDER BY c.rowid))
            -- Only the ends of runs that may qualify are kept: a shortest run's steps, and
            -- enough commands within the longest.
            WHERE ${shortest.map((i) => `s${i} IS NOT NULL`).join(' AND ')}
              AND ${longest.map((i) => `coalesce(c${i}, 0)`).join(' + ')} >= :minCommands)
-         ${runs.join('\nUNION ALL\n')}
+         ,
+         runs AS MATERIALIZED (${runs.join('\nUNION ALL\n')}),
+         -- … then the runs in enough sessions, and only their rows measured (the samples and
+         -- day counts are functions called per row: not for the many runs that do not qualify).
+         qualifying AS (
+           SELECT tenant, project, run FROM runs GROUP BY tenant, project, run
+           HAVING COUNT(DISTINCT session) >= :minSessions)
+         SELECT tenant, project, run, COUNT(DISTINCT session) AS sessions,
+                COUNT(*) AS occurrences, SUM(duration) AS durationMs, SUM(tokens) AS tokens,
+                MIN(at) AS firstAt, MAX(at) AS lastAt, engram_sample(session, :max) AS sessionIds,
+                engram_sample(event, :max) AS eventIds, engram_sample(agent, 100) AS agentIds,
+                engram_day_counts(at) AS days
+         FROM runs JOIN qualifying USING (tenant, project, run)
+         GROUP BY tenant, project, run
          ORDER BY tenant, project, run`,
       )
       .all({
