@@ -36,4 +36,5 @@ export * from './promotion/synthesiser';
 export * from './promotion/memory-builder';
 export * from './promotion/promotion-pipeline';
 export * from './promotion/converged-promotion';
+export * from './promotion/recent-evidence';
 export * from './git-co-commits';

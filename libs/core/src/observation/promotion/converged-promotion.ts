@@ -5,6 +5,7 @@ import type { PromotionTrigger } from '../scratchpad-lifecycle';
 import type { ScratchpadCommit, ScratchpadNote, ScratchpadQaIssue } from '../scratchpad-records';
 import type { ObserverSignal } from '../signals';
 import type { EpisodeRange } from './memory-builder';
+import { statsTimeline, type RecentEvidence } from './recent-evidence';
 import {
   draftCandidates,
   promoteRanked,
@@ -24,10 +25,11 @@ import type { Synthesiser } from './synthesiser';
  * whatever other sessions' signals had arrived by then — which depends on how the input topics'
  * partitions were interleaved and batched, not on the events: two clean runs of one input gave
  * different memories. Here a project's recent promotions are a function of the set of requests
- * and of the statistics folded so far (a commutative fold): they are evaluated again, all of
- * them, in a canonical order (event time, then ids, never arrival), whenever either changes; a
- * memory's version is the one its canonically-latest request gives. Once every event is in, the
- * memories are the same whatever the order they came in.
+ * and of the statistics as of each request's time (a commutative fold, recent-evidence.ts): they
+ * are evaluated again, all of them, in a canonical order (event time, then ids, never arrival),
+ * whenever either changes; a memory's version is the one its canonically-latest request gives.
+ * Once every event is in, the memories are the same whatever the order they came in — frozen
+ * requests included, since what they read stopped changing at their time.
  */
 export interface PromotionRequestLike {
   scratchpadId: string;
@@ -79,7 +81,10 @@ export function retainRequest<R extends PromotionRequestLike>(retained: R[], req
 export interface ConvergedPromotionContext {
   tenantId: string;
   projectId: string;
+  /** The base statistics: every signal up to the horizon (see recent-evidence.ts). */
   stats: ProjectObservationStats;
+  /** Evidence newer than the horizon: a request reads it up to its own time. */
+  recent?: RecentEvidence;
   episodes: readonly EpisodeRange[];
   settings: ObserverSettings;
   /** Memories promoted per scratchpad by requests no longer retained (their share of the cap). */
@@ -108,9 +113,10 @@ export interface ConvergedPromotion {
 }
 
 /**
- * Evaluates every request in canonical order against the same statistics: the novelty check of a
- * request sees the memories of the requests before it (and the frozen ones), each scratchpad's
- * cap is shared by its requests in that order. A pure function of its arguments (given a
+ * Evaluates every request in canonical order, each against the statistics as of its own time
+ * (the base plus the recent evidence up to its `at`): the novelty check of a request sees the
+ * memories of the requests before it (and the frozen ones, one vector per memory), each
+ * scratchpad's cap is shared by its requests in that order. A pure function of its arguments (given a
  * deterministic embedder and synthesiser).
  */
 export async function promoteConverged(
@@ -119,10 +125,22 @@ export async function promoteConverged(
 ): Promise<ConvergedPromotion> {
   const ordered = [...requests].sort(comparePromotionRequests);
   const promoted = new Map(Object.entries(context.frozenPromoted));
-  const vectors: ExistingMemoryVector[] = [...context.frozenVectors];
+  // One vector per memory, its latest version's: what the frozen vectors keep too, so a request
+  // sees the same novelty pool whether the requests before it are frozen yet or not.
+  const vectors = new Map<string, ExistingMemoryVector>();
+  const noteVector = (vector: ExistingMemoryVector) => {
+    vectors.delete(vector.memoryId);
+    vectors.set(vector.memoryId, vector);
+  };
+  context.frozenVectors.forEach(noteVector);
   const outcomes: RequestOutcome[] = [];
   const memories = new Map<string, Memory>();
   const rejected: Rejection[] = [];
+  const timeline = statsTimeline(
+    context.stats,
+    context.recent,
+    context.settings.maxSessionSummaries,
+  );
   for (const request of ordered) {
     const input: PromotionInput = {
       tenantId: context.tenantId,
@@ -131,7 +149,7 @@ export async function promoteConverged(
       notes: request.notes,
       qaIssues: request.qaIssues,
       commits: request.commits,
-      stats: context.stats,
+      stats: timeline.at(request.at),
       validated: request.trigger.validated,
       now: request.at,
       settings: context.settings,
@@ -143,7 +161,7 @@ export async function promoteConverged(
       drafted.drafts,
       {
         embeddings,
-        existingMemories: vectors,
+        existingMemories: [...vectors.values()],
         complexity: request.complexity,
         alreadyPromoted: promoted.get(request.scratchpadId) ?? 0,
       },
@@ -173,7 +191,7 @@ export async function promoteConverged(
         embedding: embedding.vector,
       });
     }
-    vectors.push(...selectedVectors);
+    selectedVectors.forEach(noteVector);
     for (const memory of result.memories) {
       memories.delete(memory.memoryId);
       memories.set(memory.memoryId, memory);
