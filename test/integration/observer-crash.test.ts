@@ -1,6 +1,6 @@
 // Issue #19, finding 6: the observer had no SIGKILL test. The compiled observer service runs as
-// a child process on real Kafka, Schema Registry and Neo4j; it is SIGKILLed once its first
-// transactions are committed and the rest of the stream is still to come, then restarted. Its
+// a child process on real Kafka, Schema Registry and Neo4j; it is SIGKILLed up to five times, each
+// time just after a commit it made while the rest of the stream is still to come, then restarted. Its
 // graph and its memories' final versions must equal an uninterrupted in-process run's on the same
 // recording (another project, so the two graphs do not share nodes): 0 lost, 0 duplicated.
 import type { Memory, Typed } from '@engram/contracts';
@@ -10,6 +10,7 @@ import { execFileSync, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
+  DEFAULT_OBSERVER_GROUP,
   ensureObserverTopics,
   observerCodecs,
   prefixedObserverTopics,
@@ -28,15 +29,17 @@ import {
 } from '../../apps/observer/src/testing/observer-events';
 import { freePort } from '../support/free-port';
 import { serviceProcess } from './support/service-process';
-import { readAllCommitted, testKafka, testRegistry, topicSize } from './support/kafka-fixtures';
+import { readAllCommitted, testKafka, testRegistry } from './support/kafka-fixtures';
+import { FAST_TAKEOVER_ENV, killAfterCommits } from './support/kill-rounds';
 import { eventually, uniqueName } from './support/unique';
 import { graphLines } from './support/graph-lines';
 
 const ROOT = join(__dirname, '..', '..');
 const PARTITIONS = 3;
+const KILLS = 5;
 const HOUR = 3_600_000;
 /** Copies of the day, so the killed run has work left when it is killed. */
-const COPIES = 8;
+const COPIES = 24;
 const AUTH = ['src/auth/token.ts', 'src/auth/session.ts'];
 const DB = ['src/db/pool.ts', 'src/db/schema.ts'];
 const DAY: CallSpec[][] = [
@@ -129,7 +132,8 @@ describe('observer service SIGKILLed mid-stream (issue #19)', () => {
     const topics = prefixedObserverTopics(prefix);
     await ensureObserverTopics(testKafka(), topics, PARTITIONS);
     await publish(topics, recording(scope, run));
-    const { start, alive, stop } = serviceProcess('observer', {
+    const service = serviceProcess('observer', {
+      ...FAST_TAKEOVER_ENV,
       ENGRAM_KAFKA_BROKERS: infra.kafkaBrokers.join(','),
       ENGRAM_SCHEMA_REGISTRY_URL: infra.registryUrl,
       ENGRAM_NEO4J_URL: infra.neo4jUrl,
@@ -144,7 +148,8 @@ describe('observer service SIGKILLed mid-stream (issue #19)', () => {
       memories: await finalMemories(topics.memories, run, scope),
       graph: await graphLines(driver, scope, run),
     });
-    return { topics, start, alive, outputs, stop };
+    const { start, alive, stop } = service;
+    return { prefix, topics, service, start, alive, outputs, stop };
   }
 
   /** Polls the outputs until they stop changing (or equal `target`): the run has settled. */
@@ -182,21 +187,21 @@ describe('observer service SIGKILLed mid-stream (issue #19)', () => {
     expect(expected?.graph.length).toBeGreaterThan(0);
 
     const killed = await deployment('obs-kill');
-    // Killed once its transactions have begun to land on the changelog: mid-stream.
-    const first = killed.start();
-    const committed = await eventually(
-      async () => {
-        killed.alive(first);
-        const records = await topicSize(testKafka(), killed.topics.changelog);
-        return records > 0 ? records : undefined;
-      },
-      { timeoutMs: 90_000, intervalMs: 20 },
-    );
-    await killed.stop(first, 'SIGKILL');
+    // Up to five kills, each 0–150 ms after a commit the killed process made: mid-stream.
+    const kills = await killAfterCommits(killed.service, {
+      groupId: `${killed.prefix}${DEFAULT_OBSERVER_GROUP}`,
+      inputs: [killed.topics.toolCalls, killed.topics.lifecycle],
+      kills: KILLS,
+      onKill: (round, committed) =>
+        console.log(
+          `[observer] round ${round}: SIGKILL after committed input offsets ${committed}`,
+        ),
+    });
+    expect(kills.length).toBeGreaterThanOrEqual(3);
     const last = killed.start();
     try {
       const actual = await settledOutputs(killed, last, expected);
-      console.log(`[observer] killed after ${committed} changelog records`);
+      console.log(`[observer] ${kills.length} kills after commits (${kills.join(', ')})`);
       expect(actual?.memories).toEqual(expected?.memories);
       expect(actual?.graph).toEqual(expected?.graph);
     } finally {

@@ -2,23 +2,21 @@ import type { Embedder } from '@engram/ai';
 import type { Memory, Typed } from '@engram/contracts';
 import { createHash } from 'node:crypto';
 import {
-  emptyProjectStats,
-  foldSignal,
+  addRecentSignal,
+  addRecentSummary,
+  emptyRecentEvidence,
+  foldRecentUpTo,
   memoryAboutPaths,
   pathsChangedBy,
   promoteConverged,
   promotionOrderKey,
-  recordSessionSummary,
   retainRequest,
   reviseMemoriesForCommit,
   type CommitFileChanges,
   type MemoriesByFile,
   type CandidateEmbedding,
   type DraftCandidate,
-  type EpisodeRange,
-  type ExistingMemoryVector,
   type ObserverSettings,
-  type ProjectObservationStats,
   type Rejection,
   type RequestOutcome,
   type Synthesiser,
@@ -35,7 +33,17 @@ import type {
   TopicCodec,
 } from '@engram/kafka';
 import { Logger } from '@nestjs/common';
-import { projectKeyOf, type ProjectWork, type PromotionRequest } from './project-work';
+import { projectKeyOf, type ProjectWork } from './project-work';
+import {
+  boundRecent,
+  existingVectors,
+  mergeEpisodes,
+  newRecord,
+  toBase64,
+  type ProjectRecord,
+} from './project-record';
+
+export type { ProjectRecord } from './project-record';
 
 export interface ProjectPromotionOptions {
   settings: ObserverSettings;
@@ -53,47 +61,9 @@ export interface ProjectPromotionOptions {
   memoriesByFile?: MemoriesByFile;
 }
 
-/** A promoted memory's vector, kept for the novelty check of later promotions. */
-interface StoredVector {
-  memoryId: string;
-  model: string;
-  /** Float32 little-endian, base64: a quarter of the size of a JSON number list. */
-  vector: string;
-}
-
-/** The changelog record of one project. */
-export interface ProjectRecord {
-  v: 1;
-  partition: number;
-  tenantId: string;
-  projectId: string;
-  stats: ProjectObservationStats;
-  /**
-   * Memories promoted per scratchpad by requests no longer retained (its incremental passes
-   * share one cap; the retained requests' shares are recounted at each evaluation).
-   */
-  promotedByScratchpad: Record<string, number>;
-  /** Vectors of memories of requests no longer retained, at most MAX_NOVELTY_VECTORS. */
-  vectors: StoredVector[];
-  /** The project's latest episodes (prompt ranges), at most MAX_EPISODES; absent in old records. */
-  episodes?: EpisodeRange[];
-  /**
-   * The project's latest promotion requests, in canonical order (event time, then ids), at most
-   * MAX_RETAINED_REQUESTS: evaluated again whenever the statistics change (issue #19). Absent in
-   * old records.
-   */
-  requests?: PromotionRequest[];
-  /** The version last written of each memory of the retained requests: memoryId → digest. */
-  emitted?: Record<string, string>;
-  /** Memories of requests no longer retained: never withdrawn. */
-  frozen?: string[];
-}
-
 /** Enough for a project's recent memories; older ones are still deduplicated by their ids. */
 const MAX_NOVELTY_VECTORS = 500;
 const MAX_SCRATCHPADS = 1_000;
-/** Enough for the sessions whose promotions are still to come. */
-const MAX_EPISODES = 500;
 /**
  * Promotions evaluated again when the project's statistics change: late signals of another
  * session change the promotions of the latest this many requests (older ones keep what they
@@ -214,13 +184,16 @@ export class ProjectPromotionStage implements ExactlyOnceStage<ProjectWork> {
   private apply(record: ProjectRecord, work: ProjectWork): boolean {
     this.counters.works += 1;
     const { settings } = this.options;
-    for (const signal of work.signals) foldSignal(record.stats, signal);
+    const horizon = record.horizon ?? -Infinity;
+    const recent = (record.recent ??= emptyRecentEvidence());
+    for (const signal of work.signals) addRecentSignal(record.stats, recent, horizon, signal);
     for (const summary of work.summaries) {
-      recordSessionSummary(record.stats, summary, settings.maxSessionSummaries);
+      addRecentSummary(record.stats, recent, horizon, summary, settings.maxSessionSummaries);
     }
     if (work.episodes?.length) {
       record.episodes = mergeEpisodes(record.episodes ?? [], work.episodes);
     }
+    boundRecent(record, settings.maxSessionSummaries);
     record.requests ??= [];
     for (const request of work.promotions) retainRequest(record.requests, request);
     this.counters.promotions += work.promotions.length;
@@ -245,6 +218,7 @@ export class ProjectPromotionStage implements ExactlyOnceStage<ProjectWork> {
       tenantId: record.tenantId,
       projectId: record.projectId,
       stats: record.stats,
+      ...(record.recent && { recent: record.recent }),
       episodes: record.episodes ?? [],
       settings: this.options.settings,
       frozenPromoted: record.promotedByScratchpad,
@@ -283,6 +257,11 @@ export class ProjectPromotionStage implements ExactlyOnceStage<ProjectWork> {
     const leaving = requests.length - MAX_RETAINED_REQUESTS;
     if (leaving <= 0) return;
     const gone = new Set(requests.slice(0, leaving).map(promotionOrderKey));
+    // What the frozen requests read is final: their evidence joins the base statistics.
+    const horizon = Math.max(record.horizon ?? -Infinity, requests[leaving - 1].at);
+    record.horizon = horizon;
+    record.recent ??= emptyRecentEvidence();
+    foldRecentUpTo(record.stats, record.recent, horizon, this.options.settings.maxSessionSummaries);
     record.requests = requests.slice(leaving);
     const staying = new Set<string>();
     for (const outcome of outcomes) {
@@ -385,46 +364,7 @@ export class ProjectPromotionStage implements ExactlyOnceStage<ProjectWork> {
   }
 }
 
-function newRecord(item: Delivered<ProjectWork>): ProjectRecord {
-  return {
-    v: 1,
-    partition: item.partition,
-    tenantId: item.event.tenantId,
-    projectId: item.event.projectId,
-    stats: emptyProjectStats(),
-    promotedByScratchpad: {},
-    vectors: [],
-  };
-}
-
-/** Episodes by id, the latest version of each, the newest MAX_EPISODES kept. */
-function mergeEpisodes(known: EpisodeRange[], incoming: EpisodeRange[]): EpisodeRange[] {
-  const byId = new Map(known.map((episode) => [episode.episodeId, episode]));
-  for (const episode of incoming) {
-    byId.delete(episode.episodeId);
-    byId.set(episode.episodeId, episode);
-  }
-  return [...byId.values()].slice(-MAX_EPISODES);
-}
-
 /** A memory version's digest: an evaluation that gives the same version writes nothing. */
 function digestOf(memory: Memory): string {
   return createHash('sha256').update(JSON.stringify(memory)).digest('base64');
-}
-
-function existingVectors(record: ProjectRecord): ExistingMemoryVector[] {
-  return record.vectors.map((v) => ({
-    memoryId: v.memoryId,
-    embeddingModel: v.model,
-    embedding: fromBase64(v.vector),
-  }));
-}
-
-function toBase64(vector: ArrayLike<number>): string {
-  return Buffer.from(Float32Array.from(vector).buffer).toString('base64');
-}
-
-function fromBase64(text: string): Float32Array {
-  // A copy: a decoded Buffer may sit at an offset of a shared pool that is not 4-byte aligned.
-  return new Float32Array(Uint8Array.from(Buffer.from(text, 'base64')).buffer);
 }
