@@ -47,7 +47,10 @@ export interface DistillerCounters {
   distilled: number;
   skipped: number;
   duplicates: number;
+  /** Memories distilled: the work states written and the fact candidates sent to the merge. */
   memories: number;
+  /** Of those, the fact versions written to the candidates topic (MemoryMergeStage's input). */
+  candidates: number;
   sessionsDropped: number;
 }
 

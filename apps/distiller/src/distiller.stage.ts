@@ -84,6 +84,7 @@ export class DistillerStage {
     skipped: 0,
     duplicates: 0,
     memories: 0,
+    candidates: 0,
     sessionsDropped: 0,
   };
 
@@ -291,6 +292,7 @@ export class DistillerStage {
     this.transformDone = true;
     this.counters.distilled += work.windows.length;
     this.counters.memories += workStates.length + candidates.length;
+    this.counters.candidates += candidates.length;
     const changelog: RawStageOutput = {
       topic: this.topics.changelog,
       messages: staged.map(({ key, partition, value }) => ({ key, partition, value })),
