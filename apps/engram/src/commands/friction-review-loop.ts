@@ -64,7 +64,7 @@ export interface FrictionLoopOutcome {
   /** The report with the ids its proposals have in review. */
   report: FrictionReport;
   recurrence: FrictionRecurrence[];
-  /** Records written to the proposals topic (new, refreshed, expired). */
+  /** Records written to the proposals topic (new proposals, expiries). */
   written: number;
 }
 

@@ -118,7 +118,7 @@ export function frictionProposalRecord(
 }
 
 export interface FrictionUpsert {
-  /** Records to publish (new proposals, refreshed pending ones, expiries written down). */
+  /** Records to publish (new proposals, expiries written down). */
   records: Proposal[];
   /** The report's id → the id under review (the report shows the latter). */
   ids: Map<string, string>;
@@ -128,8 +128,10 @@ export interface FrictionUpsert {
 
 /**
  * A report's proposals as review records, against the proposals already on the topic. A cluster
- * already proposed keeps its id and its decision: approved and rejected ones are not touched,
- * a pending one is refreshed (evidence, severity; same id, same 7 days). A cluster whose last
+ * already proposed keeps its id, its content and its decision: the report never rewrites a
+ * proposal someone may be deciding at that moment (it reads the topic, then writes, with no lock
+ * between: a rewrite could land after a decision and undo it). It writes new proposals, and the
+ * expiry of a pending one past its 7 days (the same record whoever writes it). A cluster whose last
  * proposal expired before this window's day is proposed again under a new id (the expired one
  * stays listable). New ids continue after the highest `f-` id of the window's day on the topic,
  * in the report's rank order: the same report on the same topic gives the same ids and records,
@@ -171,10 +173,6 @@ export function upsertFrictionProposals(
     }
     const current = frictionRecordAt(known, now);
     if (current !== known) upsert.records.push(current);
-    else if (current.status === 'pending') {
-      const refreshed = frictionProposalRecord(proposal, known.proposalId, known.createdAt);
-      if (refreshed.eventId !== known.eventId) upsert.records.push(refreshed);
-    }
     upsert.ids.set(proposal.id, known.proposalId);
     upsert.statuses.set(proposal.id, current.status);
   }
