@@ -76,19 +76,15 @@ function outputs(dataDir: string) {
 }
 
 /**
- * The latest record of every key — per session for the distiller's memories: one fact learnt in
- * two sessions is one memory id, and which session's version lands last depends on the
- * partitions' timing (the distiller's canonical order holds within a session:
- * memory-versions.ts). The observer's memories converge per memory id whatever the order.
+ * The latest record of every key. The distiller's memories too: one fact learnt in several
+ * sessions is one memory id, and the distiller's merge stage joins its versions whatever order
+ * they come in (memory-join.ts), so its final version does not depend on timing.
  */
 function latestByKey(log: SqliteEventLog, topic: TopicInfo): string[] {
   const latest = new Map<string, string>();
   for (const record of log.replay(topic.name)) {
     const value = record.value === null ? null : String(record.value);
-    const parsed =
-      value === null ? {} : (JSON.parse(value) as { source?: string; sessionId?: string });
-    const group = parsed.source === 'distilled' ? ` ${parsed.sessionId}` : '';
-    latest.set(`${String(record.key)}${group}`, `${String(record.key)} ${value}`);
+    latest.set(String(record.key), `${String(record.key)} ${value}`);
   }
   return [...latest.values()].sort();
 }
