@@ -41,13 +41,24 @@ function chromiumPath(): string {
   );
 }
 
-/** In the page: per figure, its caption and how many SVG shapes have a non-zero size. */
-const CHART_SHAPES = `[...document.querySelectorAll('figure')].map((figure) => ({
-  caption: figure.querySelector('figcaption')?.textContent ?? '',
-  drawn: [...figure.querySelectorAll('svg rect, svg path, svg line, svg circle')].filter(
-    (shape) => { const box = shape.getBBox(); return box.width > 0 && box.height > 0; },
-  ).length,
-}))`;
+/**
+ * In the page: per figure, its caption, how many SVG shapes have a non-zero size, and the texts
+ * (labels, legend) that run out of the chart's box, where the browser clips them.
+ */
+const CHART_SHAPES = `[...document.querySelectorAll('figure')].map((figure) => {
+  const svg = figure.querySelector('svg');
+  const width = svg.viewBox.baseVal.width, height = svg.viewBox.baseVal.height;
+  return {
+    caption: figure.querySelector('figcaption')?.textContent ?? '',
+    drawn: [...svg.querySelectorAll('rect, path, line, circle')].filter(
+      (shape) => { const box = shape.getBBox(); return box.width > 0 && box.height > 0; },
+    ).length,
+    clipped: [...svg.querySelectorAll('text')].filter((text) => {
+      const box = text.getBBox();
+      return box.x < 0 || box.y < 0 || box.x + box.width > width || box.y + box.height > height;
+    }).map((text) => text.textContent),
+  };
+})`;
 
 /**
  * In the page: the share of a PNG's pixels (a chart's screenshot, base64) that are not the
@@ -76,6 +87,7 @@ interface ChartShapes {
   caption: string;
   /** Bars and paths with a non-zero width and height. */
   drawn: number;
+  clipped: string[];
 }
 
 describe('friction report HTML in headless Chromium', () => {
@@ -158,6 +170,7 @@ describe('friction report HTML in headless Chromium', () => {
     const charts = (await page.evaluate(CHART_SHAPES)) as ChartShapes[];
     expect(charts.map((chart) => chart.caption)).toEqual(CHARTS);
     expect(charts.filter((chart) => chart.drawn === 0)).toEqual([]);
+    expect(charts.flatMap((chart) => chart.clipped)).toEqual([]);
 
     const screenshot = await page.screenshot({ path: join(dir, 'friction.png'), fullPage: true });
     expect(screenshot.length).toBeGreaterThan(10_000);

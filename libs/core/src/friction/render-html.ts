@@ -80,11 +80,13 @@ const COLOURS: Readonly<Record<FrictionKind, string>> = {
   'repeated-correction': '#edae49',
   'tool-misuse': '#00798c',
   'stale-memory': '#6c5b7b',
-  'configuration-drift': '#30638e',
+  'configuration-drift': '#8b4513',
   'missing-skill': '#7a9e3f',
 };
 
 const MAX_DAYS = 366;
+const LEGEND_COLUMNS = 3;
+const LEGEND_COLUMN_WIDTH = 145;
 
 /** Stacked bars per UTC day of the window, one colour per kind, with a legend. */
 function timelineChart(report: FrictionReport): string {
@@ -110,8 +112,10 @@ function timelineChart(report: FrictionReport): string {
   );
   const max = Math.max(1, ...totals);
   const width = 480;
-  const height = 200;
-  const plot = { left: 36, top: 10, bottom: 40, right: 10 };
+  // The legend wraps, LEGEND_COLUMNS kinds a row, below the day labels.
+  const legendRows = Math.ceil(FRICTION_KINDS.length / LEGEND_COLUMNS);
+  const height = 186 + 14 * legendRows;
+  const plot = { left: 36, top: 10, bottom: 26 + 14 * legendRows, right: 10 };
   const innerH = height - plot.top - plot.bottom;
   const slot = (width - plot.left - plot.right) / days.length;
   const bars: string[] = [];
@@ -136,11 +140,14 @@ function timelineChart(report: FrictionReport): string {
         : '',
     )
     .join('');
-  const legend = FRICTION_KINDS.map(
-    (kind, i) =>
-      `<rect x="${plot.left + i * 115}" y="${height - 14}" width="10" height="10" fill="${COLOURS[kind]}"/>` +
-      `<text x="${plot.left + i * 115 + 14}" y="${height - 5}">${kind}</text>`,
-  ).join('');
+  const legend = FRICTION_KINDS.map((kind, i) => {
+    const x = plot.left + (i % LEGEND_COLUMNS) * LEGEND_COLUMN_WIDTH;
+    const y = height - 14 * (legendRows - Math.floor(i / LEGEND_COLUMNS));
+    return (
+      `<rect x="${x}" y="${y}" width="10" height="10" fill="${COLOURS[kind]}"/>` +
+      `<text x="${x + 14}" y="${y + 9}">${kind}</text>`
+    );
+  }).join('');
   return (
     `<svg role="img" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}">` +
     `<line x1="${plot.left}" y1="${plot.top + innerH}" x2="${width - plot.right}" y2="${plot.top + innerH}" stroke="#999"/>` +
