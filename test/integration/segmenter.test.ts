@@ -1,55 +1,19 @@
-import { EventPublisher } from '@engram/kafka';
 import { segmenterSettings } from '@engram/core';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it, inject } from 'vitest';
 import { prefixedTopics } from '../../apps/segmenter/src/segmenter.module';
-import {
-  ensureSegmenterTopics,
-  segmenterCodecs,
-  startSegmenter,
-} from '../../apps/segmenter/src/segmenter.runtime';
-import type { SegmenterTopics } from '../../apps/segmenter/src/segmenter.stage';
-import { readAllCommitted, testKafka, testRegistry } from './support/kafka-fixtures';
+import { startSegmenter } from '../../apps/segmenter/src/segmenter.runtime';
 import { FAST_TAKEOVER_ENV, killAfterCommits } from './support/kill-rounds';
 import { serviceProcess } from './support/service-process';
-import { recordedStream, type RecordedStream } from './support/recorded-sessions';
+import { recordedStream } from './support/recorded-sessions';
+import { boundaryLines, publishRecording } from './support/segmenter-recording';
 import { uniqueName } from './support/unique';
 
 const ROOT = join(__dirname, '..', '..');
 const SESSIONS = 60;
 const PARTITIONS = 3;
 const KILLS = 5;
-
-async function publishRecording(topics: SegmenterTopics, stream: RecordedStream): Promise<void> {
-  const kafka = testKafka();
-  await ensureSegmenterTopics(kafka, topics, PARTITIONS);
-  const publisher = new EventPublisher(kafka, testRegistry());
-  const codecs = segmenterCodecs(topics);
-  await publisher.connect();
-  try {
-    await publisher.publish(codecs.prompts, stream.prompts);
-    await publisher.publish(codecs.toolCalls, stream.toolCalls);
-    await publisher.publish(codecs.lifecycle, stream.lifecycle);
-  } finally {
-    await publisher.disconnect();
-  }
-}
-
-/** A boundary record by what it says (chaining parents depend on cross-partition timing). */
-async function boundaryLines(topics: SegmenterTopics, atLeast: number): Promise<string[]> {
-  const registry = testRegistry();
-  const messages = await readAllCommitted(testKafka(), topics.boundaries, atLeast);
-  const lines = await Promise.all(
-    messages.map(async (message) => {
-      const value = await registry.decode<Record<string, Record<string, unknown>>>(message.value);
-      const [[type, record]] = Object.entries(value);
-      const { parentEpisodeId: _ignored, ...rest } = record;
-      return `${type} ${JSON.stringify(rest)}`;
-    }),
-  );
-  return lines.sort();
-}
 
 describe('segmenter service on real Kafka', () => {
   const stream = recordedStream(SESSIONS);
@@ -64,7 +28,7 @@ describe('segmenter service on real Kafka', () => {
   it('should segment a recorded stream into opened/closed episodes and annotated episodes', async () => {
     const prefix = `${uniqueName('it-seg-ref')}.`;
     const topics = prefixedTopics(prefix);
-    await publishRecording(topics, stream);
+    await publishRecording(topics, stream, PARTITIONS);
     const runtime = await startSegmenter({
       brokers: inject('infra').kafkaBrokers,
       registryUrl: inject('infra').registryUrl,
@@ -95,7 +59,7 @@ describe('segmenter service on real Kafka', () => {
     expect(reference.length).toBeGreaterThan(0);
     const prefix = `${uniqueName('it-seg-kill')}.`;
     const topics = prefixedTopics(prefix);
-    await publishRecording(topics, stream);
+    await publishRecording(topics, stream, PARTITIONS);
     const env = {
       ...FAST_TAKEOVER_ENV,
       ENGRAM_KAFKA_BROKERS: inject('infra').kafkaBrokers.join(','),

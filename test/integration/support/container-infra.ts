@@ -61,6 +61,7 @@ export async function startContainerInfra(): Promise<{
       registryUrl: `http://${url(registry, 8080)}/apis/ccompat/v7`,
       elasticsearchUrl: `http://${url(elasticsearch, 9200)}`,
       neo4jUrl: `bolt://${url(neo4j, 7687)}`,
+      kafkaContainerId: kafka.getId(),
     },
     stop: async () => {
       for (const container of containers) await container.stop();

@@ -5,6 +5,8 @@ export interface InfraEndpoints {
   registryUrl: string;
   elasticsearchUrl: string;
   neo4jUrl: string;
+  /** testcontainers only: the Kafka container, for outage tests (docker pause/stop). */
+  kafkaContainerId?: string;
 }
 
 declare module 'vitest' {
