@@ -105,7 +105,13 @@ describe('supersession, Elasticsearch', () => {
       elasticsearchStoreWriter(BulkWriter.forClient(es), indices),
       supersessionCandidatesIn(elasticsearchRecallStore(es, indices)),
     );
-    stack = createRecallStack({ ranking: DEFAULT_RANKING_CONFIG, client: es, indices, embedder });
+    stack = createRecallStack({
+      ranking: DEFAULT_RANKING_CONFIG,
+      client: es,
+      indices,
+      embedder,
+      publish: () => Promise.resolve(), // no log: only Remember's own write reaches the index
+    });
     await index(table, afterClose);
   }, 120_000);
 
@@ -152,5 +158,30 @@ describe('supersession, Elasticsearch', () => {
     expect(context.rendered).toContain(api.content);
     expect(context.rendered).not.toContain(table.content);
     expect(context.rendered).not.toContain(afterClose.content);
+  });
+
+  it("should demote at once the fact a person's Remember contradicts, before any consumer", async () => {
+    const file = 'src/refunds/webhook.ts';
+    const teach = (text: string) =>
+      stack.remember.remember({
+        ...scope,
+        userId: 'dana',
+        text,
+        type: 'gotcha',
+        relatedFiles: [file],
+      });
+    const old = await teach(
+      'Refund webhooks must be acknowledged within five seconds or Stripe retries',
+    );
+    const current = await teach(
+      'Refund webhooks no longer need a five second acknowledgement: the queue acknowledges them',
+    );
+    expect(await injected(file)).toEqual([current.memoryId]);
+    const [first, second] = await recall('refund webhooks acknowledged within five seconds');
+    expect([first.memory.memoryId, second?.memory.memoryId]).toEqual([
+      current.memoryId,
+      old.memoryId,
+    ]);
+    expect(second.content.startsWith(SUPERSEDED_PREFIX)).toBe(true);
   });
 });

@@ -43,6 +43,7 @@ import { FeedbackService, type PublishTombstones } from './feedback.service';
 import { RememberService, type PublishRecords } from './remember.service';
 import { RetrievalIndexer } from './retrieval-indexer';
 import { elasticsearchRecallStore } from './recall-store';
+import { supersessionCandidatesIn } from './supersession-index';
 import { addHealthAndReflection, listenOrExplain } from '@engram/grpc';
 
 /** Where the recall API listens by default (loopback: expose it deliberately). */
@@ -67,14 +68,18 @@ export function createRecallStack(options: {
   counters?: AccessCounterMirror | null;
 }): RecallStack {
   const { client, indices, embedder } = options;
+  const store = elasticsearchRecallStore(client, indices, { counters: options.counters });
+  // Remember and Feedback index at once: with supersession, so a person's newer fact demotes the
+  // one it contradicts before the log's consumer gets there (nothing injects the older meanwhile).
   const indexer = new RetrievalIndexer(
     embedder,
     elasticsearchStoreWriter(BulkWriter.forClient(client), indices),
+    supersessionCandidatesIn(store),
   );
   // The next search sees the write.
   const refresh = () => client.indices.refresh({ index: indices.memories });
   return recallStackOn(
-    elasticsearchRecallStore(client, indices, { counters: options.counters }),
+    store,
     embedder,
     options.ranking,
     {

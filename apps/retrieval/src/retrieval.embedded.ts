@@ -90,7 +90,13 @@ export function createEmbeddedRecallStack(options: {
   hyde?: LlmClient | null;
 }): RecallStack {
   const { store, embedder } = options;
-  const indexer = new RetrievalIndexer(embedder, sqliteStoreWriter(store));
+  // Remember and Feedback index at once: with supersession, so a person's newer fact demotes the
+  // one it contradicts before the log's consumer gets there (nothing injects the older meanwhile).
+  const indexer = new RetrievalIndexer(
+    embedder,
+    sqliteStoreWriter(store),
+    supersessionCandidatesIn(sqliteRecallStore(store)),
+  );
   return recallStackOn(
     sqliteRecallStore(store),
     embedder,
