@@ -6,7 +6,13 @@
 // proposal's friction recurred since its approval, in md, json and html.
 import { parseConfig } from '@engram/config';
 import type { Typed } from '@engram/contracts';
-import type { FrictionRecurrence, FrictionReport } from '@engram/core';
+import {
+  buildFrictionReport,
+  decideFrictionProposal,
+  frictionProposalRecord,
+  type FrictionRecurrence,
+  type FrictionReport,
+} from '@engram/core';
 import { Command } from 'commander';
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -29,7 +35,7 @@ import { registerFrictionReportCommand } from './friction-report.command';
 import { runReplay } from './replay.command';
 import { embeddedTarget } from './replay-targets';
 import { embeddedReviewBackend, grpcReviewBackend } from './review-backends';
-import { REVIEW_EXIT_CODES, runReview } from './review.command';
+import { registerReviewCommand, REVIEW_EXIT_CODES, runReview } from './review.command';
 import { runReviewApply } from './review-apply';
 
 const NAMESPACE = '0b6a3d2e-7f41-5c8a-9e1d-4a2f6c8b3e57';
@@ -315,6 +321,91 @@ describe('friction proposals under review (embedded)', () => {
     }
   });
 
+  it('should apply through the command line, creating the file, and refuse a memory target', async () => {
+    const repo = join(dir, 'empty-repo');
+    mkdirSync(repo);
+    execFileSync('git', ['init', '-q'], { cwd: repo });
+    // An approved stale-memory proposal: its change is a memory to retire, not a file.
+    const [stale] = buildFrictionReport({
+      window: { from: WEEK_1, to: Date.UTC(2026, 11, 8) },
+      scope: { kind: 'all' },
+      totals: { sessions: 4, events: 30 },
+      findings: [
+        {
+          kind: 'stale-memory',
+          key: 'stale-1',
+          subject: null,
+          alsoSeenAs: [],
+          tenantId: 'acme',
+          projectIds: ['acme/web'],
+          title: 'Stale fact still injected',
+          summary: 'Served after it went stale.',
+          sessions: 1,
+          firstAt: WEEK_1,
+          lastAt: WEEK_1,
+          cost: { occurrences: 1, measuredMinutes: 0, tokens: 0, estimatedMinutes: 2 },
+          evidence: { sessionIds: ['w1-0'], eventIds: [], memoryIds: ['m-stale'] },
+          agentIds: ['codex'],
+          proposedLines: [],
+          memoryId: 'm-stale',
+          confidence: 0.6,
+        },
+      ],
+      timeline: [],
+      maxEvidence: 10,
+    }).proposals;
+    const decided = decideFrictionProposal(
+      frictionProposalRecord(stale, 'f-20261207-099', APPROVED_AT),
+      'approve',
+      APPROVED_AT,
+      'tim',
+    );
+    if (!decided.ok) throw new Error(decided.message);
+    const log = SqliteEventLog.open({ dataDir });
+    try {
+      await new SqliteEventLogAdapter(log).publish(codecs.proposals, [
+        { type: 'Proposal', ...decided.record },
+      ]);
+    } finally {
+      log.close();
+    }
+    const engram = async (...args: string[]) => {
+      const program = new Command().exitOverride();
+      registerReviewCommand(program);
+      const out = vi.spyOn(console, 'log').mockImplementation(() => undefined);
+      const err = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+      try {
+        await program.parseAsync([
+          'node',
+          'engram',
+          'review',
+          'apply',
+          ...args,
+          '--data-dir',
+          dataDir,
+        ]);
+        return { exitCode: process.exitCode ?? 0, stderr: err.mock.calls.join('\n') };
+      } finally {
+        out.mockRestore();
+        err.mockRestore();
+        process.exitCode = undefined;
+      }
+    };
+    const patch = join(dir, 'create.diff');
+    expect(await engram(lintId, '--out', patch, '--repo', repo)).toEqual({
+      exitCode: 0,
+      stderr: '',
+    });
+    expect(readFileSync(patch, 'utf8')).toMatch(/^--- \/dev\/null\n\+\+\+ b\/AGENTS\.md\n/);
+    execFileSync('git', ['apply', '--check', patch], { cwd: repo, stdio: 'pipe' });
+    execFileSync('git', ['apply', patch], { cwd: repo, stdio: 'pipe' });
+    expect(readFileSync(join(repo, 'AGENTS.md'), 'utf8')).toContain('pnpm run lint');
+    const memory = await engram('f-20261207-099', '--out', join(dir, 'memory.diff'));
+    expect(memory.exitCode).toBe(REVIEW_EXIT_CODES.invalid);
+    expect(memory.stderr).toContain('f-20261207-099 is not a file change (a memory to retire)');
+    expect(existsSync(join(dir, 'memory.diff'))).toBe(false);
+  });
+
   it('should expire an unreviewed proposal after 7 days and keep it listed', async () => {
     vi.setSystemTime(FIRST_REPORT_AT + 7 * DAY);
     const all = await listed('all');
@@ -345,9 +436,19 @@ describe('friction proposals under review (embedded)', () => {
         lastSeenAt: WEEK_2 + DAY + 60_000,
         evidence: expect.objectContaining({ sessionIds: ['w2-0', 'w2-1'] }) as object,
       }),
+      // The retired memory was not served again: it held.
+      expect.objectContaining({
+        proposalId: 'f-20261207-099',
+        kind: 'stale-memory',
+        target: 'memory',
+        recurred: false,
+        sessions: 0,
+        lastSeenAt: null,
+      }),
     ]);
     const md = readFileSync(`${stem}.md`, 'utf8');
     expect(md).toContain('## Approved proposals: did the friction recur?');
+    expect(md).toContain('1 of 2 approved proposals recurred since their approval');
     expect(md).toMatch(
       new RegExp(
         `\\| \`${lintId}\` \\| [a-z-]+ \\| 2026-12-08 10:00 \\| \\*\\*yes\\*\\* \\| 2 \\| 2 \\|`,
