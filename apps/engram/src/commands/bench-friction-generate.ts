@@ -1,5 +1,4 @@
 import { SqliteEventLog, type AppendRecord } from '@engram/embedded';
-import type { FrictionBenchOptions } from './bench-friction';
 import {
   DECOYS,
   PLANTED,
@@ -16,6 +15,16 @@ import { frictionTopics } from './friction-report.command';
  * events.db, with the planted frictions and decoys of bench-friction-plants.ts among the noise.
  */
 
+/** How big the generated organisation is. */
+export interface OrganisationShape {
+  developers: number;
+  weeks: number;
+  /** Sessions per developer per working day. */
+  sessionsPerDay: number;
+  /** Events per session (about). */
+  eventsPerSession: number;
+}
+
 export const TENANT = 'org';
 export const PROJECTS = 10;
 export const DAY = 86_400_000;
@@ -31,10 +40,7 @@ interface Batch {
 /** Writes the organisation into `dataDir`; returns the number of sessions and events. */
 export function generateOrganisation(
   dataDir: string,
-  options: Pick<
-    FrictionBenchOptions,
-    'developers' | 'weeks' | 'sessionsPerDay' | 'eventsPerSession'
-  >,
+  options: OrganisationShape,
 ): { sessions: number; events: number } {
   const topics = frictionTopics('');
   const log = SqliteEventLog.open({ dataDir });

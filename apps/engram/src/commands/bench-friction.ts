@@ -3,7 +3,12 @@ import { fork } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DAY, generateOrganisation, START } from './bench-friction-generate';
+import {
+  DAY,
+  generateOrganisation,
+  START,
+  type OrganisationShape,
+} from './bench-friction-generate';
 import { DECOYS, plantedFound } from './bench-friction-plants';
 import { frictionTopics, runFrictionReport, type FrictionRun } from './friction-report.command';
 
@@ -16,13 +21,7 @@ export { plantedFound } from './bench-friction-plants';
  * `friction-report` over the whole organisation, run in a child process so its wall time and
  * peak RSS are the report's alone. Reports the figures and the recall of the planted frictions.
  */
-export interface FrictionBenchOptions {
-  developers: number;
-  weeks: number;
-  /** Sessions per developer per working day. */
-  sessionsPerDay: number;
-  /** Events per session (about). */
-  eventsPerSession: number;
+export interface FrictionBenchOptions extends OrganisationShape {
   /** Keep the generated data here (default: a temporary directory, removed after). */
   dataDir?: string;
   log: (line: string) => void;
