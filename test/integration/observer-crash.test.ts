@@ -1,8 +1,8 @@
 // Issue #19, finding 6: the observer had no SIGKILL test. The compiled observer service runs as
-// a child process on real Kafka, Schema Registry and Neo4j; it is SIGKILLed up to five times, each
-// time just after a commit it made while the rest of the stream is still to come, then restarted. Its
-// graph and its memories' final versions must equal an uninterrupted in-process run's on the same
-// recording (another project, so the two graphs do not share nodes): 0 lost, 0 duplicated.
+// a child process on real Kafka, Schema Registry and Neo4j; it is SIGKILLed five times, each time
+// just after a commit it made while the rest of the stream is still to come, then restarted. Its
+// graph and its memories' final versions must equal an uninterrupted run's on the same recording
+// (another project, so the two graphs do not share nodes): 0 lost, 0 duplicated.
 import type { Memory, Typed } from '@engram/contracts';
 import { contractCodec, EventPublisher } from '@engram/kafka';
 import { createNeo4jDriver } from '@engram/neo4j';
@@ -38,8 +38,13 @@ const ROOT = join(__dirname, '..', '..');
 const PARTITIONS = 3;
 const KILLS = 5;
 const HOUR = 3_600_000;
-/** Copies of the day, so the killed run has work left when it is killed. */
+/**
+ * Copies of the day: more than MAX_RETAINED_REQUESTS sessions (64), so promotions freeze. The
+ * killed run gets them in KILLS + 1 slices, one before each round: every round has input left,
+ * and the topics end with the same records in the same order as the reference's.
+ */
 const COPIES = 24;
+const COPIES_PER_SLICE = COPIES / (KILLS + 1);
 const AUTH = ['src/auth/token.ts', 'src/auth/session.ts'];
 const DB = ['src/db/pool.ts', 'src/db/schema.ts'];
 const DAY: CallSpec[][] = [
@@ -55,10 +60,10 @@ interface Recording {
 }
 
 /** Every session started and ended: what is promoted does not wait on a timer. */
-function recording(scope: Scope, run: string): Recording {
+function recording(scope: Scope, run: string, copies: { from: number; to: number }): Recording {
   const calls: Typed<'ToolCallObserved'>[] = [];
   const lifecycle: Recording['lifecycle'] = [];
-  for (let copy = 0; copy < COPIES; copy++) {
+  for (let copy = copies.from; copy < copies.to; copy++) {
     DAY.forEach((specs, i) => {
       const sessionId = `${run}-c${copy}-s${i}`;
       const at = T0 + (copy * DAY.length + i) * HOUR;
@@ -131,7 +136,9 @@ describe('observer service SIGKILLed mid-stream (issue #19)', () => {
     const prefix = `${run}.`;
     const topics = prefixedObserverTopics(prefix);
     await ensureObserverTopics(testKafka(), topics, PARTITIONS);
-    await publish(topics, recording(scope, run));
+    /** Publishes copies `from` to `to` (exclusive) of the day. */
+    const publishCopies = (from: number, to: number) =>
+      publish(topics, recording(scope, run, { from, to }));
     const service = serviceProcess('observer', {
       ...FAST_TAKEOVER_ENV,
       ENGRAM_KAFKA_BROKERS: infra.kafkaBrokers.join(','),
@@ -149,7 +156,7 @@ describe('observer service SIGKILLed mid-stream (issue #19)', () => {
       graph: await graphLines(driver, scope, run),
     });
     const { start, alive, stop } = service;
-    return { prefix, topics, service, start, alive, outputs, stop };
+    return { prefix, topics, service, publishCopies, start, alive, outputs, stop };
   }
 
   /** Polls the outputs until they stop changing (or equal `target`): the run has settled. */
@@ -180,6 +187,7 @@ describe('observer service SIGKILLed mid-stream (issue #19)', () => {
 
   it("should end with the uninterrupted run's graph and memories", async () => {
     const uninterrupted = await deployment('obs-ref');
+    await uninterrupted.publishCopies(0, COPIES);
     const once = uninterrupted.start();
     const expected = await settledOutputs(uninterrupted, once);
     await uninterrupted.stop(once, 'SIGTERM');
@@ -187,17 +195,23 @@ describe('observer service SIGKILLed mid-stream (issue #19)', () => {
     expect(expected?.graph.length).toBeGreaterThan(0);
 
     const killed = await deployment('obs-kill');
-    // Up to five kills, each 0–150 ms after a commit the killed process made: mid-stream.
-    const kills = await killAfterCommits(killed.service, {
-      groupId: `${killed.prefix}${DEFAULT_OBSERVER_GROUP}`,
-      inputs: [killed.topics.toolCalls, killed.topics.lifecycle],
-      kills: KILLS,
-      onKill: (round, committed) =>
-        console.log(
-          `[observer] round ${round}: SIGKILL after committed input offsets ${committed}`,
-        ),
-    });
-    expect(kills.length).toBeGreaterThanOrEqual(3);
+    // Five kills, each 0–150 ms after a commit the killed process made: mid-stream.
+    const kills: number[] = [];
+    for (let round = 1; round <= KILLS; round += 1) {
+      await killed.publishCopies((round - 1) * COPIES_PER_SLICE, round * COPIES_PER_SLICE);
+      const killedAt = await killAfterCommits(killed.service, {
+        groupId: `${killed.prefix}${DEFAULT_OBSERVER_GROUP}`,
+        inputs: [killed.topics.toolCalls, killed.topics.lifecycle],
+        kills: 1,
+        onKill: (_, committed) =>
+          console.log(
+            `[observer] round ${round}: SIGKILL after committed input offsets ${committed}`,
+          ),
+      });
+      kills.push(...killedAt);
+    }
+    expect(kills.length).toBe(KILLS);
+    await killed.publishCopies(KILLS * COPIES_PER_SLICE, COPIES);
     const last = killed.start();
     try {
       const actual = await settledOutputs(killed, last, expected);
