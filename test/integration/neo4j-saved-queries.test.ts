@@ -1,6 +1,7 @@
 import {
   emptyGraphBatch,
   observerSettings,
+  propagateImpact,
   type GraphErrorRow,
   type GraphScope,
   type ObserverGraphBatch,
@@ -17,6 +18,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   CONTRACT_FILES,
   contractGraphBatches,
+  pair,
+  sessionBatch,
 } from '../../libs/core/src/ports/testing/observer-graph.contract';
 import { uniqueName } from './support/unique';
 
@@ -114,11 +117,37 @@ function graph(scope: GraphScope, run: string): ObserverGraphBatch[] {
   return [s1, s2, s3, commitBatch];
 }
 
+/**
+ * A project for the impact radius, where impact has to travel: sessions of two files each, so
+ * P–Q 2/4 = 0.5, P–S 1/4, Q–R 1/5, S–R 1/4, R–T 1/3 (sessions with both / with either).
+ */
+const [P, Q, R, S, T] = ['src/p.ts', 'src/q.ts', 'src/r.ts', 'src/s.ts', 'src/t.ts'];
+const IMPACT_SESSIONS = [
+  [P, Q],
+  [P, Q],
+  [Q, R],
+  [P, S],
+  [S, R],
+  [R, T],
+];
+
+function impactGraph(scope: GraphScope, run: string): ObserverGraphBatch[] {
+  return IMPACT_SESSIONS.map((files, i) => {
+    const sessionId = `${run}-x${i + 1}`;
+    const at = T0 + i * 3_600_000;
+    const [fileA, fileB] = [...files].sort();
+    return sessionBatch(scope, sessionId, at, files, [
+      pair(scope, sessionId, fileA, fileB, { raw: 1, aThenB: 1, bThenA: 0, at }),
+    ]);
+  });
+}
+
 describe('deploy/neo4j saved queries on the observer graph', () => {
   let writerDriver: Driver;
   let reader: Driver;
   let store: Neo4jObserverGraphWriter;
   let scope: GraphScope;
+  let impactScope: GraphScope;
   const run = (name: string, params: Record<string, unknown>) =>
     reader
       .executeQuery(savedQuery(name), params)
@@ -132,6 +161,8 @@ describe('deploy/neo4j saved queries on the observer graph', () => {
     store = new Neo4jObserverGraphWriter(writerDriver, observerSettings());
     scope = { tenantId: 'acme', projectId: uniqueName('acme/saved-queries') };
     for (const batch of graph(scope, scope.projectId)) await store.write(batch);
+    impactScope = { tenantId: 'acme', projectId: uniqueName('acme/impact-radius') };
+    for (const batch of impactGraph(impactScope, impactScope.projectId)) await store.write(batch);
   });
   afterAll(async () => {
     await writerDriver?.close();
@@ -141,8 +172,10 @@ describe('deploy/neo4j saved queries on the observer graph', () => {
   it('should have a test for every saved query', () => {
     expect(readdirSync(QUERIES).sort()).toEqual([
       'co-access-neighbourhood.cypher',
+      'episode-chain.cypher',
       'files-of-episode.cypher',
       'hot-files.cypher',
+      'impact-radius.cypher',
       'recurring-error-patterns.cypher',
     ]);
   });
@@ -207,5 +240,77 @@ describe('deploy/neo4j saved queries on the observer graph', () => {
       [A, 3],
       [B, 2],
     ]);
+  });
+
+  it('impact-radius: files by fewest hops, heaviest path, cut below the minimum weight', async () => {
+    const impact = (path: string, maxDepth: number, minWeight: number) =>
+      run('impact-radius.cypher', { ...impactScope, path, maxDepth, minWeight });
+    const rows = await impact(P, 3, 0.05);
+    // R: two hops either way; through Q (0.5 × 0.2) outweighs through S (0.25 × 0.25).
+    // T: three hops, 0.1 × 1/3 < 0.05: cut.
+    expect(rows.map((r) => [r.file, r.depth, r.via])).toEqual([
+      [Q, 1, [P, Q]],
+      [S, 1, [P, S]],
+      [R, 2, [P, Q, R]],
+    ]);
+    expect(rows.map((r) => r.weight as number)).toEqual([0.5, 0.25, 0.5 * 0.2]);
+    expect((await impact(P, 3, 0.01)).map((r) => [r.file, r.depth])).toContainEqual([T, 3]);
+    expect((await impact(P, 2, 0.01)).map((r) => r.file)).toEqual([Q, S, R]);
+    expect(await impact('src/unknown.ts', 3, 0.01)).toEqual([]);
+
+    // The same files, depths and weights as AnalyzeImpact's walk (libs/core) over the edges the
+    // observer's reader returns.
+    const edges = [];
+    for (const from of [P, Q, R, S, T]) {
+      const neighbours = await store.topCoAccessNeighbours({ ...impactScope, path: from, k: 10 });
+      edges.push(...neighbours.map((n) => ({ from, to: n.file, weight: n.weight })));
+    }
+    for (const [start, depth, minWeight] of [
+      [P, 3, 0.01],
+      [S, 2, 0.1],
+      [T, 5, 0.01],
+    ] as const) {
+      const core = propagateImpact(start, edges, depth, minWeight);
+      const rowsOf = await impact(start, depth, minWeight);
+      expect(rowsOf.map((r) => [r.file, r.depth])).toEqual(core.map((f) => [f.path, f.depth]));
+      rowsOf.forEach((r, i) => expect(r.weight).toBeCloseTo(core[i].weight, 12));
+    }
+  });
+
+  it('episode-chain: per episode, root first, its files, those new to the chain and the rest', async () => {
+    const session = (n: number) => `${scope.projectId}-s${n}`;
+    const chain = [
+      { episodeId: 'e1', sessionId: session(1), startedAt: T0 - 1_000, endedAt: T0 + 60_000 },
+      {
+        episodeId: 'e2',
+        sessionId: session(2),
+        startedAt: T0 + 3_500_000,
+        endedAt: T0 + 3_700_000,
+      },
+      { episodeId: 'e3', sessionId: session(3), startedAt: T0 + 7_100_000, endedAt: 0 },
+      // e3 still open (0, as GetEpisodeChain says); e4 later in session 3, after its only touch.
+      { episodeId: 'e4', sessionId: session(3), startedAt: T0 + 7_300_000, endedAt: null },
+    ];
+    const rows = await run('episode-chain.cypher', { chain });
+    expect(
+      rows.map((r) => [r.step, r.episodeId, r.sessionId, r.files, r.newFiles, r.revisited]),
+    ).toEqual([
+      [1, 'e1', session(1), [B, A], [B, A], []],
+      [2, 'e2', session(2), [B, A, C], [C], [B, A]],
+      [3, 'e3', session(3), [A], [], [A]],
+      [4, 'e4', session(3), [], [], []],
+    ]);
+    expect(rows.map((r) => r.sessionErrors)).toEqual([
+      ['npm ERR! h1 <path>'],
+      ['npm ERR! h1 <path>'],
+      ['npm ERR! h2 <path>'],
+      ['npm ERR! h2 <path>'],
+    ]);
+    // A session the graph does not know (not observed yet): the episode is listed, empty.
+    const unknown = { episodeId: 'e0', sessionId: 'nope', startedAt: T0, endedAt: null };
+    expect(await run('episode-chain.cypher', { chain: [unknown] })).toEqual([
+      expect.objectContaining({ step: 1, episodeId: 'e0', files: [], sessionErrors: [] }),
+    ]);
+    expect(await run('episode-chain.cypher', { chain: [] })).toEqual([]);
   });
 });

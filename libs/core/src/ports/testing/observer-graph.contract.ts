@@ -40,7 +40,7 @@ function touch(scope: GraphScope, sessionId: string, path: string, at: number): 
   };
 }
 
-function pair(
+export function pair(
   scope: GraphScope,
   sessionId: string,
   fileA: string,
@@ -62,13 +62,15 @@ function pair(
   };
 }
 
-/**
- * Three sessions: s1 touches A and B (B read before A, twice), s2 touches A, B and C (B before A
- * again, A with C once), s3 touches only A. So A–B is in 2 of 3 sessions touching either, A–C in
- * 1 of 3; B usually precedes A (4 of 4 ordered observations: directional).
- */
-export function contractGraphBatches(scope: GraphScope, run: string): ObserverGraphBatch[] {
-  const batch = (sessionId: string, at: number, files: string[], pairs: GraphSessionPairRow[]) => ({
+/** A batch of one session of agent claude-code that touched `files` at `at`, with its pairs. */
+export function sessionBatch(
+  scope: GraphScope,
+  sessionId: string,
+  at: number,
+  files: string[],
+  pairs: GraphSessionPairRow[],
+): ObserverGraphBatch {
+  return {
     ...emptyGraphBatch(),
     sessions: [
       {
@@ -84,7 +86,17 @@ export function contractGraphBatches(scope: GraphScope, run: string): ObserverGr
     touches: files.map((f) => touch(scope, sessionId, f, at)),
     sessionPairs: pairs,
     newlyTouchedFiles: files.map((path) => ({ ...scope, path })),
-  });
+  };
+}
+
+/**
+ * Three sessions: s1 touches A and B (B read before A, twice), s2 touches A, B and C (B before A
+ * again, A with C once), s3 touches only A. So A–B is in 2 of 3 sessions touching either, A–C in
+ * 1 of 3; B usually precedes A (4 of 4 ordered observations: directional).
+ */
+export function contractGraphBatches(scope: GraphScope, run: string): ObserverGraphBatch[] {
+  const batch = (sessionId: string, at: number, files: string[], pairs: GraphSessionPairRow[]) =>
+    sessionBatch(scope, sessionId, at, files, pairs);
   const [s1, s2, s3] = [`${run}-s1`, `${run}-s2`, `${run}-s3`];
   // Pairs are stored with fileA < fileB: B (session.ts) sorts before A (token.ts).
   return [
