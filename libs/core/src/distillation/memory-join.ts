@@ -38,6 +38,7 @@ export function joinMemoryVersions(a: Memory, b: Memory): Memory {
   const durable = durabilityOrder(a, b) >= 0 ? a : b;
   const joined: Memory = {
     ...first,
+    eventId: '',
     tags: union(a.tags, b.tags),
     relatedFiles: union(a.relatedFiles, b.relatedFiles),
     relatedModules: union(a.relatedModules, b.relatedModules),
@@ -53,7 +54,8 @@ export function joinMemoryVersions(a: Memory, b: Memory): Memory {
     needsReview: a.needsReview && b.needsReview,
     userVerified: a.userVerified || b.userVerified,
   };
-  return { ...joined, eventId: joinedEventId(joined) };
+  joined.eventId = joinedEventId(joined);
+  return joined;
 }
 
 /** A single version in the form a join returns (sorted, bounded, derived event id). */
@@ -105,34 +107,152 @@ function scalarsOf(memory: Memory): string {
   return stableJson(scalars);
 }
 
+/**
+ * Every field of a memory but its event id, in a fixed order: the joined state the event id is
+ * derived from (`satisfies` makes a field added to the contract a compile error here).
+ */
+const STATE_FIELDS = Object.keys({
+  tenantId: true,
+  projectId: true,
+  sessionId: true,
+  agentId: true,
+  userId: true,
+  timestamp: true,
+  schemaVersion: true,
+  memoryId: true,
+  memoryType: true,
+  content: true,
+  confidence: true,
+  tags: true,
+  relatedFiles: true,
+  relatedModules: true,
+  createdAt: true,
+  lastAccessedAt: true,
+  accessCount: true,
+  workUnitRef: true,
+  scope: true,
+  source: true,
+  episodeId: true,
+  commitSha: true,
+  provenanceSessionIds: true,
+  sourceEventIds: true,
+  targetNodeId: true,
+  relations: true,
+  decayHalfLifeDays: true,
+  needsReview: true,
+  userVerified: true,
+  citationText: true,
+  staleAt: true,
+  embedding: true,
+  embeddingModel: true,
+  workState: true,
+  e2eObservation: true,
+  deadEnd: true,
+  workUnitOutcome: true,
+  workflowRecipe: true,
+  contextCost: true,
+  prefetchPattern: true,
+  taskCalibration: true,
+} satisfies Record<Exclude<keyof Memory, 'eventId'>, true>) as Exclude<keyof Memory, 'eventId'>[];
+
 function joinedEventId(memory: Memory): string {
-  const { eventId: _eventId, ...state } = memory;
-  return idOf('memory-join', memory.memoryId, stableJson(state));
+  let state = '';
+  for (const field of STATE_FIELDS) {
+    const value = memory[field];
+    if (value === null || typeof value !== 'object') state += JSON.stringify(value);
+    else if (isStringList(value)) state += listDigest(value);
+    else state += stableJson(value);
+    state += '\u0001';
+  }
+  return idOf('memory-join', memory.memoryId, state);
 }
 
+function isStringList(value: object): value is string[] {
+  return Array.isArray(value) && (value.length === 0 || typeof value[0] === 'string');
+}
+
+/**
+ * A list's digest, kept per list object: a memory's provenance lists (up to 100 ids each) are
+ * mostly the same objects from one join to the next (union returns a list unchanged as it is),
+ * so deriving each joined memory's event id does not re-read them every time.
+ */
+const LIST_DIGESTS = new WeakMap<readonly string[], string>();
+
+function listDigest(list: readonly string[]): string {
+  let digest = LIST_DIGESTS.get(list);
+  if (digest === undefined) {
+    digest = list.length === 0 ? '[]' : idOf('list', JSON.stringify(list));
+    LIST_DIGESTS.set(list, digest);
+  }
+  return digest;
+}
+
+/**
+ * The sorted union of two id lists, at most `bound` long (the smallest). A joined memory's lists
+ * are sorted already, and a new version mostly adds nothing to them: then the list itself is
+ * returned (no copy), else the two are merged in one pass.
+ */
 function union(a: readonly string[], b: readonly string[], bound = Infinity): string[] {
-  const all = [...new Set([...a, ...b])].sort();
-  return all.length > bound ? all.slice(0, bound) : all;
+  const [x, y] = [sortedOf(a), sortedOf(b)];
+  if (x.length <= bound && containsAll(x, y)) return x as string[];
+  if (y.length <= bound && containsAll(y, x)) return y as string[];
+  const out: string[] = [];
+  let [i, j] = [0, 0];
+  while (out.length < bound && (i < x.length || j < y.length)) {
+    const next = j >= y.length || (i < x.length && x[i] <= y[j]) ? x[i++] : y[j++];
+    if (out.length === 0 || out[out.length - 1] !== next) out.push(next);
+  }
+  return out;
+}
+
+/** The list sorted without duplicates (itself when it is already). */
+function sortedOf(list: readonly string[]): readonly string[] {
+  for (let i = 1; i < list.length; i++) {
+    if (list[i - 1] >= list[i]) return [...new Set(list)].sort();
+  }
+  return list;
+}
+
+/** Whether every item is in the sorted list (binary search: no allocation). */
+function containsAll(sorted: readonly string[], items: readonly string[]): boolean {
+  return items.every((item) => {
+    let [low, high] = [0, sorted.length - 1];
+    while (low <= high) {
+      const middle = (low + high) >> 1;
+      if (sorted[middle] === item) return true;
+      if (sorted[middle] < item) low = middle + 1;
+      else high = middle - 1;
+    }
+    return false;
+  });
 }
 
 function relationUnion(
   a: readonly MemoryRelation[],
   b: readonly MemoryRelation[],
 ): Memory['relations'] {
+  if (a.length === 0 && b.length === 0) return [];
   const byKey = new Map<string, MemoryRelation>();
   for (const relation of [...a, ...b]) byKey.set(stableJson(relation), relation);
   return [...byKey].sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)).map(([, r]) => r);
 }
 
-/** JSON with object keys sorted: equal values, equal strings, whatever the keys' order. */
+/**
+ * JSON with object keys sorted: equal values, equal strings, whatever the keys' order. (Written
+ * out rather than a JSON.stringify replacer: it runs for every version joined, and a replacer
+ * is called for every element of the provenance lists.)
+ */
 function stableJson(value: unknown): string {
-  return JSON.stringify(value, (_key, inner: unknown) =>
-    inner !== null && typeof inner === 'object' && !Array.isArray(inner)
-      ? Object.fromEntries(
-          Object.entries(inner as Record<string, unknown>).sort(([x], [y]) =>
-            x < y ? -1 : x > y ? 1 : 0,
-          ),
-        )
-      : inner,
-  );
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) {
+    return value.every((item) => item === null || typeof item !== 'object')
+      ? JSON.stringify(value)
+      : `[${value.map(stableJson).join(',')}]`;
+  }
+  const record = value as Record<string, unknown>;
+  const fields = Object.keys(record)
+    .filter((key) => record[key] !== undefined)
+    .sort()
+    .map((key) => `${JSON.stringify(key)}:${stableJson(record[key])}`);
+  return `{${fields.join(',')}}`;
 }
