@@ -23,10 +23,8 @@ import {
 } from '../../apps/distiller/src/distiller.runtime';
 import { ReviewDesk } from '../../apps/distiller/src/review/review-desk';
 import { kafkaFrictionReviewStore } from '../../apps/engram/src/commands/friction-review-kafka';
-import {
-  closeFrictionLoop,
-  type FrictionReviewStore,
-} from '../../apps/engram/src/commands/friction-review-loop';
+import { closeFrictionLoop } from '../../apps/engram/src/commands/friction-review-loop';
+import type { FrictionReviewStore } from '../../apps/engram/src/commands/friction-review-store';
 import { testKafka } from './support/kafka-fixtures';
 import { uniqueName } from './support/unique';
 

@@ -1,7 +1,7 @@
 import type { EngramConfig } from '@engram/config';
 import { AvroRegistry, createKafka, KafkaEventLog, registerContractSchemas } from '@engram/kafka';
 import { distillerCodecs, prefixedDistillerTopics } from '@engram/app-distiller';
-import type { FrictionReviewStore } from './friction-review-loop';
+import type { FrictionReviewStore } from './friction-review-store';
 
 /**
  * Distributed mode's review store: memory.proposals.v1 on the configured Kafka, where the

@@ -8,19 +8,12 @@ import {
   recurrenceMarkdown,
   upsertFrictionProposals,
   withRecurrenceHtml,
-  type EventLogPort,
   type FrictionRecurrence,
   type FrictionReport,
   type FrictionSettings,
   type FrictionWindow,
-  type TopicCodec,
 } from '@engram/core';
-import { SqliteEventLog, SqliteEventLogAdapter } from '@engram/embedded';
-import {
-  distillerCodecs,
-  ensureEmbeddedDistillerTopics,
-  prefixedDistillerTopics,
-} from '@engram/app-distiller';
+import { embeddedFrictionReviewStore, type FrictionReviewStore } from './friction-review-store';
 
 /**
  * Closing the loop (issue #21): a report's proposals go to review on memory.proposals.v1, where
@@ -29,28 +22,6 @@ import {
  * The decisions are core's (friction-review.ts, friction-recurrence.ts); this module reads and
  * writes the topic and runs the report over the spans since approval.
  */
-
-/** Where review proposals are: the proposals topic on an event log (embedded or Kafka). */
-export interface FrictionReviewStore {
-  port: EventLogPort;
-  proposals: TopicCodec<Typed<'Proposal'>>;
-  close(): Promise<void>;
-}
-
-/** The data directory's log, with the distiller's topics as `engram start` creates them. */
-export function embeddedFrictionReviewStore(
-  dataDir: string,
-  config: Pick<EngramConfig, 'topicPrefix' | 'segmenter'>,
-): FrictionReviewStore {
-  const log = SqliteEventLog.open({ dataDir });
-  const topics = prefixedDistillerTopics(config.topicPrefix);
-  ensureEmbeddedDistillerTopics(log, topics, config.segmenter.partitions);
-  return {
-    port: new SqliteEventLogAdapter(log),
-    proposals: distillerCodecs(topics).proposals,
-    close: () => Promise.resolve(log.close()),
-  };
-}
 
 export interface FrictionLoopOptions {
   /** The review clock: new proposals' creation and 7 days, expiries (default Date.now). */
