@@ -1,10 +1,5 @@
 import type { Memory, Typed } from '@engram/contracts';
-import {
-  decodeStateJson,
-  encodeStateJson,
-  joinMemoryVersions,
-  normaliseMemoryVersion,
-} from '@engram/core';
+import { encodeStateJson, joinMemoryVersions, normaliseMemoryVersion } from '@engram/core';
 import type {
   AnyStageOutput,
   Delivered,
@@ -14,6 +9,7 @@ import type {
   TopicCodec,
 } from '@engram/kafka';
 import { Logger } from '@nestjs/common';
+import { keepOwned, restorePartition, type PartitionRecords } from './partition-records';
 
 export interface MemoryMergeStageOptions {
   /** Compacted, partitioned like the candidates topic: one joined memory per memory id. */
@@ -40,7 +36,7 @@ interface MergedRecord {
  */
 export class MemoryMergeStage {
   private readonly logger = new Logger('MemoryMerge');
-  private readonly state = new Map<number, Map<string, MergedRecord>>();
+  private readonly state: PartitionRecords<MergedRecord> = new Map();
   private owned = new Set<number>();
   private touched = new Map<string, MergedRecord>();
 
@@ -58,9 +54,7 @@ export class MemoryMergeStage {
   /** After a rebalance: forget partitions no longer owned; new ones restore on first use. */
   onAssignment(partitions: readonly number[]): void {
     this.owned = new Set(partitions);
-    for (const partition of [...this.state.keys()]) {
-      if (!this.owned.has(partition)) this.state.delete(partition);
-    }
+    keepOwned(this.state, this.owned);
   }
 
   /** The joined memories in committed state (tests, metrics). */
@@ -128,16 +122,7 @@ export class MemoryMergeStage {
 
   private async ensureRestored(partition: number): Promise<void> {
     this.owned.add(partition);
-    if (this.state.has(partition)) return;
-    const records = new Map<string, MergedRecord>();
-    for (const [key, value] of await this.options.restore([partition])) {
-      try {
-        const record = decodeStateJson<MergedRecord>(value);
-        if (record.v === 1 && record.partition === partition) records.set(key, record);
-      } catch (error) {
-        this.logger.error(`unreadable merged memory ${key} skipped: ${String(error)}`);
-      }
-    }
-    this.state.set(partition, records);
+    const accept = (record: MergedRecord) => record.v === 1 && record.partition === partition;
+    await restorePartition(this.state, partition, this.options.restore, accept, this.logger);
   }
 }

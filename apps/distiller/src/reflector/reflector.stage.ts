@@ -2,7 +2,6 @@ import type { Memory, Typed } from '@engram/contracts';
 import {
   addDistillation,
   applyReviewCommand,
-  decodeStateJson,
   emptyReflectorState,
   encodeStateJson,
   expireProjectProposals,
@@ -25,6 +24,7 @@ import type {
   TopicCodec,
 } from '@engram/kafka';
 import { Logger } from '@nestjs/common';
+import { keepOwned, restorePartition, type PartitionRecords } from '../partition-records';
 import type { ProjectReflector } from './project-reflector';
 import { reflectorProjectKey, type ReflectorWork } from './reflector-work';
 
@@ -76,7 +76,7 @@ class Work {
  */
 export class ReflectorStage {
   private readonly logger = new Logger('Reflector');
-  private readonly state = new Map<number, Map<string, ProjectRecord>>();
+  private readonly state: PartitionRecords<ProjectRecord> = new Map();
   private owned = new Set<number>();
   private work = new Work();
 
@@ -102,9 +102,7 @@ export class ReflectorStage {
   /** After a rebalance: forget partitions no longer owned; new ones restore on first use. */
   onAssignment(partitions: readonly number[]): void {
     this.owned = new Set(partitions);
-    for (const partition of [...this.state.keys()]) {
-      if (!this.owned.has(partition)) this.state.delete(partition);
-    }
+    keepOwned(this.state, this.owned);
   }
 
   /** The projects in committed state (tests, metrics). */
@@ -251,17 +249,9 @@ export class ReflectorStage {
 
   private async ensureRestored(partition: number): Promise<void> {
     this.owned.add(partition);
-    if (this.state.has(partition)) return;
-    const records = new Map<string, ProjectRecord>();
-    for (const [key, value] of await this.options.restore([partition])) {
-      try {
-        const record = decodeStateJson<ProjectRecord>(value);
-        if (record.partition === partition && record.state.v === 1) records.set(key, record);
-      } catch (error) {
-        this.logger.error(`unreadable reflector record ${key} skipped: ${String(error)}`);
-      }
-    }
-    this.state.set(partition, records);
+    const accept = (record: ProjectRecord) =>
+      record.partition === partition && record.state.v === 1;
+    await restorePartition(this.state, partition, this.options.restore, accept, this.logger);
   }
 
   private now(): number {
