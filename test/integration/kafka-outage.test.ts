@@ -1,11 +1,12 @@
 // Issue #19: Kafka outages mid-stream. The compiled segmenter service runs as a child process on
 // real Kafka and Schema Registry; a recording arrives in three parts. Once the service has
-// committed part of it, the broker hangs (SIGSTOP / docker pause) for longer than the clients'
-// request and session timeouts while the next part is being published (the connected publisher's
-// idempotent producer waits it out). The service must pause and retry (never exit, never skip),
-// and its boundaries must equal an uninterrupted in-process run's on the same recording: 0 lost,
-// 0 duplicated; the input topics must hold each published event exactly once. The shared broker
-// is always brought back (afterAll and a detached watchdog, support/broker-outage.ts).
+// committed part of it, the broker goes away for longer than the clients' timeouts: hung (SIGSTOP /
+// docker pause) for 32 s while the next part is being published (the connected publisher's
+// idempotent producer waits it out), or stopped for real and restarted, its data kept. The
+// service must pause and retry (never exit, never skip), and its boundaries must equal an
+// uninterrupted in-process run's on the same recording: 0 lost, 0 duplicated; the input topics
+// must hold each published event exactly once. The shared broker is always brought back
+// (afterAll and a detached watchdog, support/broker-outage.ts).
 import type { Typed } from '@engram/contracts';
 import { segmenterSettings } from '@engram/core';
 import { execFileSync } from 'node:child_process';
@@ -28,6 +29,11 @@ const PARTS = 3;
 const PARTITIONS = 3;
 /** Past kafkajs' 30 s request timeout and the group's 30 s session timeout. */
 const HANG_MS = 32_000;
+/**
+ * Plus the broker's shutdown and restart (10 s and more): longer than kafkajs' connection retries
+ * (about 25 s), so clients reconnect from scratch, and often than the 60 s transaction timeout.
+ */
+const STOP_MS = 15_000;
 const RETRY = { initialMs: 100, maxMs: 2_000 };
 
 /** The recording's sessions split into `PARTS` parts, each with its sessions' every event. */
@@ -194,4 +200,33 @@ describe('segmenter service through Kafka broker outages (issue #19)', () => {
       await run.close();
     }
   }, 420_000);
+
+  it("should wait out a stopped and restarted broker, ending with the uninterrupted run's boundaries", async () => {
+    const run = await interruptedRun('it-outage-stop');
+    const [first, second, third] = parts(stream);
+    try {
+      await run.publisher.publish(first);
+      await run.publisher.publish(second);
+      const beforeStop = await run.commitsPast(0, 90_000);
+      console.log(`[kafka-outage] stopping ${outage.description} for ${STOP_MS} ms`);
+      const stoppedAt = Date.now();
+      await outage.stop();
+      try {
+        await run.holdOutage(STOP_MS);
+      } finally {
+        await outage.restore();
+      }
+      const backAt = Date.now();
+      // A publisher's producer gives up on a broker that refused it for longer than its client
+      // retries (the hook spools instead): the last part goes out once the broker is back.
+      await run.publisher.publish(third);
+      const afterStop = await run.commitsPast(beforeStop);
+      const result = await run.outcome(
+        `stopped ${backAt - stoppedAt} ms (shutdown, ${STOP_MS} ms down, restart) at input offsets ${beforeStop}/${total}; commits resumed after ${Date.now() - backAt} ms (offsets ${afterStop})`,
+      );
+      expect(result).toEqual(uninterrupted());
+    } finally {
+      await run.close();
+    }
+  }, 600_000);
 });

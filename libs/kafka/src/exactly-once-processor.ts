@@ -1,4 +1,3 @@
-import { reliableProducerConfig } from './kafka-client';
 import { processMetrics } from '@engram/metrics';
 import { Logger } from '@nestjs/common';
 import {
@@ -15,7 +14,6 @@ import type {
   EachBatchPayload,
   Kafka,
   PartitionAssigner,
-  Producer,
   Transaction,
 } from 'kafkajs';
 import type { AvroRegistry } from './avro-registry';
@@ -30,6 +28,7 @@ import { EventEncoder } from './event-publisher';
 import { consumerReadiness, recordBatchLag } from './consumer-metrics';
 import { classifyingKafkaErrors } from './kafka-errors';
 import { chunkBySize } from './message-chunks';
+import { RecoverableTransactionalProducer } from './transactional-producer';
 import { onRecordlessBatches, type RecordlessBatch } from './recordless-batches';
 import { PausingRetryHooks, retryUntilSettled, type Attempt, type RetryHooks } from './retry-loop';
 
@@ -70,7 +69,7 @@ export class ExactlyOnceProcessor {
   private readonly routes = new Map<string, Route>();
   private readonly encoder: EventEncoder;
   private consumer?: Consumer;
-  private producer?: Producer;
+  private producer?: RecoverableTransactionalProducer;
   readonly counters = { processed: 0, deadLettered: 0, retries: 0, transactions: 0 };
   /** Batches and timer transactions take turns: one transaction at a time. */
   private turn: Promise<unknown> = Promise.resolve();
@@ -93,9 +92,7 @@ export class ExactlyOnceProcessor {
   }
 
   async start(): Promise<void> {
-    this.producer = this.kafka.producer(
-      reliableProducerConfig({ transactionalId: this.options.transactionalId }),
-    );
+    this.producer = new RecoverableTransactionalProducer(this.kafka, this.options.transactionalId);
     await this.producer.connect();
     this.consumer = this.kafka.consumer({
       groupId: this.options.groupId,
@@ -333,16 +330,21 @@ export class ExactlyOnceProcessor {
     work: (transaction: Transaction) => Promise<void>,
     onAborted?: () => void,
   ): Promise<void> {
-    const transaction = await this.requireProducer().transaction();
+    const producer = this.requireProducer();
+    // A fenced producer (a transaction timed out through an outage) is replaced for the retry.
+    const transaction = await producer.transaction().catch((error: unknown) => {
+      producer.failed(error);
+      throw error;
+    });
     try {
       await work(transaction);
       await transaction.commit();
     } catch (error) {
-      await transaction
-        .abort()
-        .catch((abortError: unknown) =>
-          this.logger.error(`abort failed: ${errorMessage(abortError)}`),
-        );
+      producer.failed(error);
+      await transaction.abort().catch((abortError: unknown) => {
+        producer.failed(abortError);
+        this.logger.error(`abort failed: ${errorMessage(abortError)}`);
+      });
       onAborted?.();
       throw error;
     }
@@ -361,7 +363,7 @@ export class ExactlyOnceProcessor {
     });
   }
 
-  private requireProducer(): Producer {
+  private requireProducer(): RecoverableTransactionalProducer {
     if (!this.producer) throw new Error('ExactlyOnceProcessor is not started');
     return this.producer;
   }
