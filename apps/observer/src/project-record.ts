@@ -56,8 +56,11 @@ export interface ProjectRecord {
 
 /** Enough for the sessions whose promotions are still to come. */
 const MAX_EPISODES = 500;
-/** Raw signals newer than the horizon kept at most (see `boundRecent`). */
-const MAX_RECENT_SIGNALS = 50_000;
+/**
+ * Raw signals newer than the horizon kept at most (see `boundRecent`): about 40 bytes each once
+ * the record is gzipped, so they stay well inside the broker's 1 MB record limit.
+ */
+export const MAX_RECENT_SIGNALS = 10_000;
 
 /**
  * A project whose sessions give few promotions keeps its recent evidence raw for long: beyond
