@@ -9,6 +9,7 @@
 // (afterAll and a detached watchdog, support/broker-outage.ts).
 import type { Typed } from '@engram/contracts';
 import { segmenterSettings } from '@engram/core';
+import { ensureTopics, RecoverableTransactionalProducer } from '@engram/kafka';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -17,7 +18,7 @@ import { ensureSegmenterTopics, startSegmenter } from '../../apps/segmenter/src/
 import { freePort } from '../support/free-port';
 import { brokerOutage, type BrokerOutage } from './support/broker-outage';
 import { committedOffsets } from './support/kill-rounds';
-import { testKafka, topicSize } from './support/kafka-fixtures';
+import { readAllCommitted, testKafka, topicSize } from './support/kafka-fixtures';
 import { recordedStream, type RecordedStream } from './support/recorded-sessions';
 import { boundaryLines, publishRecording, segmenterPublisher } from './support/segmenter-recording';
 import { serviceProcess } from './support/service-process';
@@ -229,4 +230,38 @@ describe('segmenter service through Kafka broker outages (issue #19)', () => {
       await run.close();
     }
   }, 600_000);
+
+  it('should go on with a new producer after a transaction timed out (as one left open through an outage does)', async () => {
+    // The coordinator rolls back a transaction older than its timeout and bumps the producer's
+    // epoch; kafkajs' producer then refuses every later transaction ("Transaction state
+    // exception"). A 1 s timeout stands in for the 60 s an outage outlives.
+    const kafka = testKafka();
+    const topic = uniqueName('it.fenced');
+    await ensureTopics(kafka, [{ topic, partitions: 1 }]);
+    const producer = new RecoverableTransactionalProducer(kafka, uniqueName('txn'), 1_000);
+    await producer.connect();
+    const attempt = async (value: string) => {
+      const transaction = await producer.transaction();
+      try {
+        await transaction.send({ topic, messages: [{ key: 'k', value }] });
+        if (value === 'timed out') await sleep(15_000); // past the timeout and the broker's check
+        await transaction.commit();
+        return 'committed';
+      } catch (error) {
+        producer.failed(error);
+        await transaction.abort().catch((abortError: unknown) => producer.failed(abortError));
+        return 'failed';
+      }
+    };
+    try {
+      const outcomes = [await attempt('timed out'), await attempt('after')];
+      const values = (await readAllCommitted(kafka, topic, 1)).map((m) => String(m.value));
+      expect({ outcomes, values }).toEqual({
+        outcomes: ['failed', 'committed'],
+        values: ['after'],
+      });
+    } finally {
+      await producer.disconnect();
+    }
+  });
 });

@@ -16,5 +16,6 @@ export * from './recordless-batches';
 export * from './reliable-consumer';
 export * from './retry-loop';
 export * from './topic-admin';
+export * from './transactional-producer';
 export * from './topic-codec';
 export * from './wire-format';

@@ -35,14 +35,21 @@ export class RecoverableTransactionalProducer {
   private producer?: Producer;
   private fenced = false;
 
+  /** `transactionTimeoutMs`: kafkajs' default (60 s) unless given (tests make it time out). */
   constructor(
     private readonly kafka: Kafka,
     private readonly transactionalId: string,
+    private readonly transactionTimeoutMs?: number,
   ) {}
 
   async connect(): Promise<void> {
     this.producer = this.kafka.producer(
-      reliableProducerConfig({ transactionalId: this.transactionalId }),
+      reliableProducerConfig({
+        transactionalId: this.transactionalId,
+        ...(this.transactionTimeoutMs !== undefined && {
+          transactionTimeout: this.transactionTimeoutMs,
+        }),
+      }),
     );
     await this.producer.connect();
   }
