@@ -38,6 +38,8 @@ const ROOT = join(__dirname, '..', '..');
 const PARTITIONS = 3;
 const T0 = Date.UTC(2026, 1, 16, 9, 0);
 const HOUR = 3_600_000;
+/** SIGKILLs of the crash test. */
+const KILLS = 5;
 const MODEL = 'llama3.1:8b';
 /** Distillations of one recordedDay copy. */
 const DISTILLATIONS = 8;
@@ -622,7 +624,14 @@ describe('distiller service under load and SIGKILL', () => {
     const topics = prefixedDistillerTopics(prefix);
     const kafka = testKafka();
     await ensureDistillerTopics(kafka, topics, PARTITIONS);
-    await publish(kafka, topics, sessions);
+    // The sessions in KILLS + 1 slices, one published before each round: every round has input
+    // left, so every kill lands mid-stream (all at once, the first processes took most of it and
+    // 3 or 4 kills happened). Each slice holds whole sessions.
+    const slice = (i: number) =>
+      sessions.slice(
+        (i * sessions.length) / (KILLS + 1),
+        ((i + 1) * sessions.length) / (KILLS + 1),
+      );
     const service = serviceProcess('distiller', {
       ...FAST_TAKEOVER_ENV,
       ENGRAM_KAFKA_BROKERS: inject('infra').kafkaBrokers.join(','),
@@ -636,17 +645,23 @@ describe('distiller service under load and SIGKILL', () => {
       ENGRAM_REVIEW_GRPC_URL: `127.0.0.1:${await freePort()}`,
     });
     const { start, alive, stop } = service;
-    // Up to five kills, each 0–150 ms after a commit the killed process made: mid-stream.
-    const kills = await killAfterCommits(service, {
-      groupId: `${prefix}${DEFAULT_DISTILLER_GROUP}`,
-      inputs: [topics.prompts, topics.toolCalls, topics.boundaries, topics.lifecycle],
-      kills: 5,
-      onKill: (round, committed) =>
-        console.log(
-          `[distiller] round ${round}: SIGKILL after committed input offsets ${committed}`,
-        ),
-    });
-    expect(kills.length).toBeGreaterThanOrEqual(3);
+    // Five kills, each 0–150 ms after a commit the killed process made: mid-stream.
+    const kills: number[] = [];
+    for (let round = 1; round <= KILLS; round += 1) {
+      await publish(kafka, topics, slice(round - 1));
+      const killedAt = await killAfterCommits(service, {
+        groupId: `${prefix}${DEFAULT_DISTILLER_GROUP}`,
+        inputs: [topics.prompts, topics.toolCalls, topics.boundaries, topics.lifecycle],
+        kills: 1,
+        onKill: (_, committed) =>
+          console.log(
+            `[distiller] round ${round}: SIGKILL after committed input offsets ${committed}`,
+          ),
+      });
+      kills.push(...killedAt);
+    }
+    expect(kills.length).toBe(KILLS);
+    await publish(kafka, topics, slice(KILLS));
     const last = start();
     try {
       // The successor waits out the killed member's session (8 s) before it is assigned.
