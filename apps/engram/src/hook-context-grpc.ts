@@ -23,6 +23,15 @@ export interface RecallContextClient {
   injectForFile(
     input: RecallContextScope & { filePath: string; toolName: string },
   ): Promise<Pick<recallv1.InjectForFileResponse__Output, 'rendered'>>;
+  /** ListForReview: a page of the project's memories flagged needsReview (issue #20). */
+  listForReview(input: {
+    tenantId: string;
+    projectId: string;
+    limit: number;
+    pageToken?: string;
+  }): Promise<recallv1.ListForReviewResponse__Output>;
+  /** Feedback on one memory (a person's review decision). */
+  feedback(input: recallv1.FeedbackRequest): Promise<recallv1.FeedbackResponse__Output>;
   close(): void;
 }
 
@@ -52,13 +61,10 @@ export async function openRecallContextClient(
   const stub = new loaded.engram.recall.v1.Recall(options.url, grpc.credentials.createInsecure());
   const callOptions = { deadline: options.deadline };
 
-  function call(
+  function call<R>(
     name: string,
-    rpc: (
-      metadata: Metadata,
-      done: requestCallback<Pick<recallv1.BuildContextResponse__Output, 'rendered'>>,
-    ) => void,
-  ): Promise<{ rendered: string }> {
+    rpc: (metadata: Metadata, done: requestCallback<R>) => void,
+  ): Promise<R | undefined> {
     const metadata = new grpc.Metadata();
     if (options.token) metadata.set('authorization', `Bearer ${options.token}`);
     return new Promise((resolve, reject) => {
@@ -66,30 +72,57 @@ export async function openRecallContextClient(
         if (error) {
           const code = grpc.status[error.code] ?? String(error.code);
           reject(new Error(`${name} at ${options.url}: ${code} ${error.details || error.message}`));
-        } else resolve({ rendered: response?.rendered ?? '' });
+        } else resolve(response);
       });
     });
   }
+  const rendered = async <R extends { rendered?: string }>(answer: Promise<R | undefined>) => ({
+    rendered: (await answer)?.rendered ?? '',
+  });
 
   return {
     buildContext: ({ tenantId, projectId, sessionId, query }) =>
-      call('BuildContext', (metadata, done) =>
-        stub.BuildContext(
-          { scope: { tenantId, projectId }, sessionId, query },
-          metadata,
-          callOptions,
-          done,
+      rendered(
+        call<recallv1.BuildContextResponse__Output>('BuildContext', (metadata, done) =>
+          stub.BuildContext(
+            { scope: { tenantId, projectId }, sessionId, query },
+            metadata,
+            callOptions,
+            done,
+          ),
         ),
       ),
     injectForFile: ({ tenantId, projectId, sessionId, filePath, toolName }) =>
-      call('InjectForFile', (metadata, done) =>
-        stub.InjectForFile(
-          { scope: { tenantId, projectId }, sessionId, filePath, toolName },
-          metadata,
-          callOptions,
-          done,
+      rendered(
+        call<recallv1.InjectForFileResponse__Output>('InjectForFile', (metadata, done) =>
+          stub.InjectForFile(
+            { scope: { tenantId, projectId }, sessionId, filePath, toolName },
+            metadata,
+            callOptions,
+            done,
+          ),
         ),
       ),
+    async listForReview({ tenantId, projectId, limit, pageToken }) {
+      const page = await call<recallv1.ListForReviewResponse__Output>(
+        'ListForReview',
+        (metadata, done) =>
+          stub.ListForReview(
+            { scope: { tenantId, projectId }, limit, pageToken: pageToken ?? '' },
+            metadata,
+            callOptions,
+            done,
+          ),
+      );
+      return { memories: page?.memories ?? [], nextPageToken: page?.nextPageToken ?? '' };
+    },
+    async feedback(request) {
+      const answer = await call<recallv1.FeedbackResponse__Output>('Feedback', (metadata, done) =>
+        stub.Feedback(request, metadata, callOptions, done),
+      );
+      if (answer === undefined) throw new Error(`Feedback at ${options.url}: no answer`);
+      return answer;
+    },
     close: () => stub.close(),
   };
 }

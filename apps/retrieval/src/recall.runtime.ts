@@ -42,6 +42,8 @@ import { FeedbackGrpcController, RememberGrpcController } from './remember.grpc.
 import { FeedbackService, type PublishTombstones } from './feedback.service';
 import { RememberService, type PublishRecords } from './remember.service';
 import { RetrievalIndexer } from './retrieval-indexer';
+import { ReviewQueueGrpcController } from './review-queue.grpc.controller';
+import { ReviewQueueService } from './review-queue.service';
 import { elasticsearchRecallStore } from './recall-store';
 import { supersessionCandidatesIn } from './supersession-index';
 import { addHealthAndReflection, listenOrExplain } from '@engram/grpc';
@@ -92,7 +94,6 @@ export function createRecallStack(options: {
   );
 }
 
-/** The Nest module of the gRPC server around an existing RecallService. */
 /** The Nest module of the gRPC server around existing recall services. */
 @Module({})
 export class RecallGrpcModule {
@@ -109,6 +110,7 @@ export class RecallGrpcModule {
         EpisodeHistoryGrpcController,
         RememberGrpcController,
         FeedbackGrpcController,
+        ReviewQueueGrpcController,
         ...(neighbours ? [FileNeighborsGrpcController] : []),
       ],
       providers: [
@@ -117,6 +119,7 @@ export class RecallGrpcModule {
         { provide: EpisodeHistoryService, useValue: stack.history },
         { provide: RememberService, useValue: stack.remember },
         { provide: FeedbackService, useValue: stack.feedback },
+        { provide: ReviewQueueService, useValue: new ReviewQueueService(stack.store) },
         { provide: TENANT_TOKENS, useValue: tokens },
         ...(neighbours
           ? [

@@ -39,6 +39,9 @@ import { supersessionCandidatesIn } from './supersession-index';
 import { DEFAULT_INDEXER_GROUP_ID, retrievalCodecs } from './retrieval.runtime';
 import { DEFAULT_RETRIEVAL_TOPICS, type RetrievalTopics } from './retrieval-topics';
 
+// The review queue of the embedded store, for `engram hook`'s SessionStart count (issue #20).
+export { ReviewQueueService } from './review-queue.service';
+
 // Retrieval in embedded mode (SPEC §2): the distributed indexer's RetrievalIndexer — same plans,
 // same document builders, same embedding — writing into the SQLite retrieval store instead of
 // Elasticsearch, fed from the embedded log; and RecallService reading that store.

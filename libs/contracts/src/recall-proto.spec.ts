@@ -12,6 +12,7 @@ const RPCS = [
   'GetWorkflowRecipe',
   'Remember',
   'Feedback',
+  'ListForReview',
   'AnalyzeImpact',
   'GetFileNeighbors',
 ];

@@ -94,6 +94,11 @@ export function dslFilter(filter: StoreFilter): Filter {
       };
     case 'missing':
       return { bool: { must_not: [{ exists: { field: filter.field } }] } };
+    case 'flag':
+      // false as "not true": a document without the field counts as false.
+      return filter.value
+        ? { term: { [filter.field]: true } }
+        : { bool: { must_not: [{ term: { [filter.field]: true } }] } };
     case 'all': {
       // Missing fields as `must_not: exists`, the rest as `filter`.
       const missing = filter.filters.flatMap((f) =>

@@ -76,6 +76,14 @@ function missingSql(field: string): Sql {
   };
 }
 
+/** A boolean field (JSON true reads as 1); missing or null counts as false. */
+function flagSql(field: string, value: boolean): Sql {
+  return {
+    sql: `COALESCE(json_extract(d.doc, ?), 0) ${value ? '=' : '<>'} 1`,
+    params: [jsonPath(field)],
+  };
+}
+
 function joined(parts: readonly Sql[], operator: 'AND' | 'OR', empty: '1' | '0'): Sql {
   if (parts.length === 0) return { sql: empty, params: [] };
   return {
@@ -94,6 +102,8 @@ function filterSql(filter: StoreFilter): Sql {
       return rangeSql(filter.field, filter.gte, filter.lte);
     case 'missing':
       return missingSql(filter.field);
+    case 'flag':
+      return flagSql(filter.field, filter.value);
     case 'all':
       return joined(filter.filters.map(filterSql), 'AND', '1');
     case 'any':

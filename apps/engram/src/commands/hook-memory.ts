@@ -1,4 +1,5 @@
 import { loadConfig, type EngramConfig } from '@engram/config';
+import type { PendingReviews } from '@engram/core';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { HookMemory, HookScope } from './hook-types';
@@ -10,6 +11,37 @@ import type { HookMemory, HookScope } from './hook-types';
 
 /** The longest the distributed review count may take at SessionStart. */
 const REVIEW_COUNT_MAX_MS = 500;
+
+/** SessionStart counts the flagged memories up to this many ("100+" beyond: one small query). */
+export const FLAGGED_MEMORY_COUNT_LIMIT = 100;
+
+/** A bounded count of flagged memories, from a ListForReview page of at most the limit. */
+export interface FlaggedMemoryCount {
+  count: number;
+  capped: boolean;
+}
+
+/** A page of ListForReview as either source answers it. */
+type ReviewPage = { memories: readonly unknown[]; nextPageToken: string };
+
+function flaggedCount(page: ReviewPage): FlaggedMemoryCount {
+  return { count: page.memories.length, capped: page.nextPageToken !== '' };
+}
+
+/**
+ * Proposals and flagged memories counted side by side; a count that fails is left out (0): the
+ * reminder is a courtesy, never a reason to fail or slow the hook.
+ */
+export async function pendingReviewsOf(
+  proposals: (() => Promise<number>) | null,
+  memories: () => Promise<FlaggedMemoryCount>,
+): Promise<PendingReviews> {
+  const [p, m] = await Promise.all([
+    proposals === null ? 0 : proposals().catch(() => 0),
+    memories().catch(() => ({ count: 0, capped: false })),
+  ]);
+  return { proposals: p, memories: m.count, memoriesCapped: m.capped };
+}
 
 /**
  * Memory from the embedded retrieval store in `dataDir`, through the Recall API's own services
@@ -25,18 +57,26 @@ const REVIEW_COUNT_MAX_MS = 500;
  */
 export async function embeddedHookMemory(dataDir: string): Promise<HookMemory | null> {
   if (!existsSync(join(dataDir, 'retrieval.db'))) return null;
-  const [{ SqliteRetrievalStore }, { createEmbeddedRecallStack, LEXICAL_ONLY_EMBEDDER }] =
-    await Promise.all([import('@engram/embedded'), import('@engram/app-retrieval/embedded')]);
+  const [
+    { SqliteRetrievalStore },
+    { createEmbeddedRecallStack, LEXICAL_ONLY_EMBEDDER, ReviewQueueService },
+  ] = await Promise.all([import('@engram/embedded'), import('@engram/app-retrieval/embedded')]);
   const store = SqliteRetrievalStore.open({ dataDir });
   const { context, access } = createEmbeddedRecallStack({
     ranking: loadConfig().ranking,
     store,
     embedder: LEXICAL_ONLY_EMBEDDER,
   });
+  const queue = new ReviewQueueService(store);
   return hookMemoryOn({
     buildContext: (input) => context.buildContext(input),
     injectForFile: (input) => context.injectForFile(input),
-    pendingReviews: (scope) => embeddedPendingReviews(dataDir, scope),
+    pendingReviews: (scope) =>
+      pendingReviewsOf(
+        () => embeddedPendingProposals(dataDir, scope),
+        async () =>
+          flaggedCount(await queue.listForReview({ ...scope, limit: FLAGGED_MEMORY_COUNT_LIMIT })),
+      ),
     async close() {
       await access.close().catch(() => undefined);
       store.close();
@@ -67,16 +107,26 @@ export async function grpcHookMemory(
   return hookMemoryOn({
     buildContext: (input) => client.buildContext(input),
     injectForFile: (input) => client.injectForFile(input),
-    ...(config.distiller && {
-      pendingReviews: (scope: HookScope) =>
-        grpcPendingReviews(config.distiller!.reviewGrpcUrl, config.recall.token, deadline, scope),
-    }),
+    pendingReviews: (scope: HookScope) =>
+      pendingReviewsOf(
+        config.distiller
+          ? () =>
+              grpcPendingProposals(
+                config.distiller!.reviewGrpcUrl,
+                config.recall.token,
+                deadline,
+                scope,
+              )
+          : null,
+        async () =>
+          flaggedCount(await client.listForReview({ ...scope, limit: FLAGGED_MEMORY_COUNT_LIMIT })),
+      ),
     close: () => Promise.resolve(client.close()),
   });
 }
 
 /** The project's pending MEMORY.md proposals from the review API (engram.review.v1). */
-async function grpcPendingReviews(
+async function grpcPendingProposals(
   url: string,
   token: string | undefined,
   deadline: number,
@@ -100,10 +150,43 @@ async function grpcPendingReviews(
 }
 
 /**
+ * What awaits review in the embedded data directory: the pending proposals and the memories
+ * flagged needsReview of the retrieval store (`engram start`'s hook socket asks this).
+ */
+export async function embeddedPendingReviews(
+  dataDir: string,
+  scope: HookScope,
+): Promise<PendingReviews> {
+  return pendingReviewsOf(
+    () => embeddedPendingProposals(dataDir, scope),
+    () => embeddedFlaggedMemories(dataDir, scope),
+  );
+}
+
+/** The project's memories flagged needsReview in the embedded retrieval store, bounded. */
+async function embeddedFlaggedMemories(
+  dataDir: string,
+  scope: HookScope,
+): Promise<FlaggedMemoryCount> {
+  if (!existsSync(join(dataDir, 'retrieval.db'))) return { count: 0, capped: false };
+  const [{ SqliteRetrievalStore }, { ReviewQueueService }] = await Promise.all([
+    import('@engram/embedded'),
+    import('@engram/app-retrieval/embedded'),
+  ]);
+  const store = SqliteRetrievalStore.open({ dataDir });
+  try {
+    const queue = new ReviewQueueService(store);
+    return flaggedCount(await queue.listForReview({ ...scope, limit: FLAGGED_MEMORY_COUNT_LIMIT }));
+  } finally {
+    store.close();
+  }
+}
+
+/**
  * The project's pending MEMORY.md proposals in the embedded log (memory.proposals.v1, compacted:
  * a few records per project and day), as `engram review` lists them; 0 before any reflection.
  */
-export async function embeddedPendingReviews(dataDir: string, scope: HookScope): Promise<number> {
+export async function embeddedPendingProposals(dataDir: string, scope: HookScope): Promise<number> {
   if (!existsSync(join(dataDir, 'events.db'))) return 0;
   const [{ SqliteEventLog, SqliteEventLogAdapter }, distiller] = await Promise.all([
     import('@engram/embedded'),
@@ -131,7 +214,7 @@ export interface ContextAnswers {
   injectForFile(
     input: HookScope & { filePath: string; toolName: string },
   ): Promise<{ rendered: string }>;
-  pendingReviews?: (scope: HookScope) => Promise<number>;
+  pendingReviews?: (scope: HookScope) => Promise<PendingReviews>;
   close(): Promise<void>;
 }
 

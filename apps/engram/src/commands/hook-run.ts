@@ -5,6 +5,7 @@ import {
   hookContextOutput,
   mapClaudeCodeHook,
   parseClaudeCodeHookPayload,
+  NO_PENDING_REVIEWS,
   withPendingReviewLine,
   type ClaudeCodeHookPayload,
   type HookMemoryRequest,
@@ -243,7 +244,7 @@ async function recallWithin(
       opened.buildContext(scope, request.query),
       opened.pendingReviews(scope).catch((error: unknown) => {
         outcome.messages.push(`engram hook: no review count (${errorMessage(error)})`);
-        return 0;
+        return NO_PENDING_REVIEWS;
       }),
     ]);
     return withPendingReviewLine(truncate(context, MAX_CONTEXT_CHARS - REVIEW_LINE_CHARS), pending);

@@ -1,4 +1,4 @@
-import type { HookProject } from '@engram/core';
+import type { HookProject, PendingReviews } from '@engram/core';
 import type { HookSessionStore } from '../hook-session-store';
 import type { HookSpool, PublishEvents } from '../hook-spool';
 
@@ -27,10 +27,10 @@ export interface HookMemory {
   buildContext(scope: HookScope, query: string | null): Promise<string>;
   injectForFile(scope: HookScope, filePath: string, toolName: string): Promise<string>;
   /**
-   * How many MEMORY.md proposals of the project await review (`engram review` lists them),
-   * asked at SessionStart only; absent: none are mentioned.
+   * How many MEMORY.md proposals and inferred memories of the project await review (`engram
+   * review` lists them), asked at SessionStart only; absent: none are mentioned.
    */
-  pendingReviews?(scope: HookScope): Promise<number>;
+  pendingReviews?(scope: HookScope): Promise<PendingReviews>;
   close(): Promise<void>;
 }
 

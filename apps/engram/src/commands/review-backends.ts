@@ -13,7 +13,11 @@ import {
   proposalMessage,
   type ProposalMessage,
 } from '@engram/app-distiller';
-import { lifecycleMemoryReviews, type MemoryReviewBackend } from './memory-review';
+import {
+  grpcMemoryReviews,
+  lifecycleMemoryReviews,
+  type MemoryReviewBackend,
+} from './memory-review';
 
 /** What the command needs: the desk on the embedded log, or a review API (either mode's). */
 export interface ReviewBackend {
@@ -80,15 +84,23 @@ export function embeddedReviewBackend(
 
 /**
  * The review API (engram.review.v1) over gRPC: the distiller's in distributed mode, or the one
- * `engram start` serves in embedded mode (both on ENGRAM_REVIEW_GRPC_URL).
+ * `engram start` serves in embedded mode (both on ENGRAM_REVIEW_GRPC_URL). With `recallUrl`, the
+ * inferred memories flagged needsReview too, through the recall API (ListForReview, Feedback).
  */
-export function grpcReviewBackend(url: string, token?: string): ReviewBackend {
+export function grpcReviewBackend(
+  url: string,
+  token?: string,
+  options: { recallUrl?: string } = {},
+): ReviewBackend {
   const client = new ReviewGrpcClient(url, { ...(token !== undefined && { token }) });
+  const memories =
+    options.recallUrl === undefined ? null : grpcMemoryReviews(options.recallUrl, token);
   const scope = (tenantId: string, projectId?: string | null) => ({
     tenantId,
     projectId: projectId ?? '',
   });
   return {
+    memories,
     tenants: () => Promise.resolve([]),
     async list(query) {
       const { proposals } = await client.list({

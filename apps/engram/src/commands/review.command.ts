@@ -1,13 +1,13 @@
 import { loadConfig } from '@engram/config';
-import { PROPOSAL_STATUSES, type Memory } from '@engram/contracts';
+import { PROPOSAL_STATUSES } from '@engram/contracts';
 import { InvalidArgumentError, type Command } from 'commander';
 import { ReviewRequestError, type ReviewErrorCode, type StatusFilter } from '@engram/app-distiller';
 import {
   formatMemoryDecision,
   formatMemoryReviews,
-  lifecycleMemoryReviews,
   namesMemory,
   type MemoryReviewBackend,
+  type MemoryToReview,
 } from './memory-review';
 import { tenantOfProject } from './memory.command';
 import { DEFAULT_DATA_DIR } from './replay.command';
@@ -114,7 +114,7 @@ async function memoryQueue(
   backend: ReviewBackend,
   action: { project?: string; status: StatusFilter },
   tenant: string,
-): Promise<{ memories: Memory[] | null; note: string }> {
+): Promise<{ memories: MemoryToReview[] | null; note: string }> {
   const memories = backend.memories;
   if (!memories || action.project === undefined) return { memories: null, note: '' };
   if (action.status !== 'pending' && action.status !== 'all') return { memories: null, note: '' };
@@ -219,25 +219,17 @@ async function execute(
   action: ReviewAction | ReviewApplyAction,
   options: CommonOptions,
 ): Promise<void> {
-  let backend: ReviewBackend =
+  const config = loadConfig();
+  // --grpc/--distributed: proposals from the review API, the memories to review from the recall
+  // API's ListForReview (no Elasticsearch or Kafka client here).
+  const backend: ReviewBackend =
     options.grpc !== undefined || options.distributed
-      ? grpcReviewBackend(reviewUrlOf(options), options.token ?? loadConfig().recall.token)
+      ? grpcReviewBackend(reviewUrlOf(options), options.token ?? config.recall.token, {
+          recallUrl: config.recall.grpcUrl,
+        })
       : embeddedReviewBackend(options.dataDir, {
           timeoutMs: Number(options.waitSeconds ?? 30) * 1000,
         });
-  // --distributed: the memories to review are on the configured Kafka and Elasticsearch.
-  if (options.distributed && options.grpc === undefined) {
-    const memories = lifecycleMemoryReviews({ dataDir: options.dataDir, distributed: true });
-    const proposals = backend;
-    backend = {
-      ...proposals,
-      memories,
-      async close() {
-        await memories.close();
-        await proposals.close();
-      },
-    };
-  }
   try {
     const run =
       action.kind === 'apply'

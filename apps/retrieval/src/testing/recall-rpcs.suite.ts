@@ -9,6 +9,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recallGrpcClient } from '../recall-grpc-client';
 import { AUTH_FILE, CURRENT_SESSION, OTHER_TENANT } from './rpc-corpus';
+import { expectReviewQueue } from './review-queue-rpc.checks';
 import { PROJECT, TENANT } from './records';
 
 // The rpcs beside Recall, over real gRPC (@grpc/grpc-js, snake_case as a client of any language
@@ -18,6 +19,7 @@ import { PROJECT, TENANT } from './records';
 export const RPC_TOKENS = tenantTokens({
   'token-acme': { tenants: [TENANT], role: 'admin' },
   'token-globex': { tenants: [OTHER_TENANT], role: 'admin' },
+  'token-acme-read': { tenants: [TENANT], role: 'read' },
 });
 
 export interface RecallRpcsFixture {
@@ -295,6 +297,9 @@ export function describeRecallRpcs(name: string, makeFixture: () => Promise<Reca
         expect(anonymous.error?.code, rpc).toBe(status.UNAUTHENTICATED);
       }
     });
+
+    it('ListForReview: the flagged, unconfirmed memories of the project, paged, by tenant', () =>
+      expectReviewQueue((rpc, request, token) => call(client, rpc, request, token)));
 
     it("Remember: an agent's note is published for validation; a person's lesson is a memory at once", async () => {
       const note = await call<{ event_id: string; memory_id: string; accepted: boolean }>(

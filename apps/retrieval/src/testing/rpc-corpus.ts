@@ -13,6 +13,9 @@ export const CURRENT_SESSION = 's-now';
 
 const DAY = 86_400_000;
 
+/** The corpus memories flagged needsReview and unconfirmed, newest first (ListForReview). */
+export const REVIEW_QUEUE = ['review-1', 'review-2', 'review-3'] as const;
+
 export interface RpcCorpus {
   memories: Memory[];
   episodes: Episode[];
@@ -115,6 +118,28 @@ export function rpcCorpus(now: number): RpcCorpus {
       provenanceSessionIds: ['s-old'],
       episodeId: 'e-css',
       timestamp: now - 60_000,
+    }),
+    // ListForReview's queue: flagged and unconfirmed (newest first); confirmed; another tenant's.
+    ...REVIEW_QUEUE.map((memoryId, i) =>
+      m(memoryId, {
+        content: `Widget cache rule ${i + 1} inferred from sessions`,
+        relatedFiles: ['src/widgets/cache.ts'],
+        confidence: 0.5,
+        needsReview: true,
+        createdAt: now - (2 + i) * DAY,
+      }),
+    ),
+    m('review-confirmed', {
+      content: 'Widget cache rule confirmed by a person',
+      relatedFiles: ['src/widgets/cache.ts'],
+      needsReview: true,
+      userVerified: true,
+    }),
+    m('globex-review', {
+      tenantId: OTHER_TENANT,
+      content: 'Widget cache rule of globex',
+      relatedFiles: ['src/widgets/cache.ts'],
+      needsReview: true,
     }),
   ];
   const e = (episodeId: string, overrides: Partial<Episode>) =>

@@ -4,21 +4,46 @@ export type HookMemoryRequest =
   | { kind: 'context'; hookEventName: 'SessionStart' | 'UserPromptSubmit'; query: string | null }
   | { kind: 'file'; hookEventName: 'PreToolUse'; toolName: string; filePath: string };
 
+/** What awaits a person's review in a project (SessionStart's reminder). */
+export interface PendingReviews {
+  /** MEMORY.md (and friction) proposals awaiting a decision. */
+  proposals: number;
+  /** Inferred memories flagged needsReview. */
+  memories: number;
+  /** The memory count is a bounded listing's and the listing was full: "N+". */
+  memoriesCapped?: boolean;
+}
+
+export const NO_PENDING_REVIEWS: PendingReviews = { proposals: 0, memories: 0 };
+
+const count = (n: number): number => (Number.isFinite(n) && n > 0 ? Math.floor(n) : 0);
+
 /**
- * SessionStart's reminder of the project's proposals awaiting review (seed 001, issue #20): one
- * line when there are any, '' when there are none (nothing is said about an empty queue).
+ * SessionStart's reminder of what awaits review in the project (seed 001, issue #20): MEMORY.md
+ * proposals and inferred memories, in one line when there are any, '' when there are none
+ * (nothing is said about an empty queue). A number alone counts proposals.
  */
-export function pendingReviewLine(pending: number): string {
-  if (!Number.isFinite(pending) || pending <= 0) return '';
-  const n = Math.floor(pending);
+export function pendingReviewLine(pending: number | PendingReviews): string {
+  const { proposals, memories, memoriesCapped } =
+    typeof pending === 'number' ? { ...NO_PENDING_REVIEWS, proposals: pending } : pending;
+  const p = count(proposals);
+  const m = count(memories);
+  const parts = [
+    ...(p > 0 ? [`${p} MEMORY.md ${p === 1 ? 'proposal' : 'proposals'}`] : []),
+    ...(m > 0
+      ? [`${m}${memoriesCapped ? '+' : ''} inferred ${m === 1 ? 'memory' : 'memories'}`]
+      : []),
+  ];
+  if (parts.length === 0) return '';
+  const one = parts.length === 1 && (p === 1 || (m === 1 && !memoriesCapped));
   return (
-    `Engram: ${n} MEMORY.md ${n === 1 ? 'proposal awaits' : 'proposals await'} review for this ` +
-    'project (`engram review` lists them).'
+    `Engram: ${parts.join(' and ')} ${one ? 'awaits' : 'await'} review for this project ` +
+    '(`engram review` lists them).'
   );
 }
 
 /** Context and the review reminder, a blank line apart; either may be empty. */
-export function withPendingReviewLine(context: string, pending: number): string {
+export function withPendingReviewLine(context: string, pending: number | PendingReviews): string {
   const line = pendingReviewLine(pending);
   if (line === '') return context;
   return context.trim() === '' ? line : `${context}\n\n${line}`;

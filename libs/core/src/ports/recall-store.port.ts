@@ -31,6 +31,9 @@ export type StoreRangeField = 'createdAt' | 'startedAt' | 'endedAt' | 'timestamp
 /** Fields a document may lack (stale memories carry `staleAt`, closed episodes `endedAt`). */
 export type StoreOptionalField = 'staleAt' | 'endedAt';
 
+/** Boolean fields of memories (a missing one is false). */
+export type StoreFlagField = 'needsReview' | 'userVerified';
+
 /**
  * One filter of a store query. Every filter of a query must hold; `any` needs one of its
  * filters, `all` every one (for a conjunction inside an `any`).
@@ -53,6 +56,8 @@ export type StoreFilter =
     }
   /** The field has no value (missing, null or an empty list). */
   | { readonly kind: 'missing'; readonly field: StoreOptionalField }
+  /** The boolean field is `value` (missing counts as false). */
+  | { readonly kind: 'flag'; readonly field: StoreFlagField; readonly value: boolean }
   | { readonly kind: 'all'; readonly filters: readonly StoreFilter[] }
   | { readonly kind: 'any'; readonly filters: readonly StoreFilter[] };
 
