@@ -550,6 +550,8 @@ export function describeRecallRpcs(name: string, makeFixture: () => Promise<Reca
         ['GetEpisodeSequence', { scope: SCOPE, topic: 'auth token refresh' }],
         ['GetEpisodeChain', { scope: SCOPE, episode_id: 'e-3' }],
         ['AnalyzeImpact', { scope: SCOPE, file_path: CONTRACT_FILES.B }],
+        // SessionStart's count: one page of 100.
+        ['ListForReview', { scope: SCOPE, limit: 100 }],
       ];
       const lines: string[] = [];
       for (const [rpc, request] of requests) {
