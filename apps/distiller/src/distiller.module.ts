@@ -19,9 +19,9 @@ import { ReviewDesk } from './review/review-desk';
 import { startReviewServer, type ReviewServer } from './review/review.server';
 
 /**
- * Runs the distiller (distillation, the memory merge, episode summaries, the reflector) for the life of the Nest
- * application, and serves the review API (engram.review.v1) beside it; stops both (drain,
- * commit) on shutdown.
+ * Runs the distiller (distillation, the memory merge, episode summaries, the reflector) for the
+ * life of the Nest application, and serves the review API (engram.review.v1) beside it; stops
+ * both (drain, commit) on shutdown.
  */
 @Injectable()
 export class DistillerService implements OnApplicationBootstrap, OnApplicationShutdown {
