@@ -1,7 +1,7 @@
 // Issue #19, finding 6: the retrieval service (indexer and recall server) had no SIGKILL test.
 // The compiled service runs as a child process on real Kafka, Schema Registry and
-// Elasticsearch; it is SIGKILLed once its first documents are in Elasticsearch and most are still
-// to come, then restarted. Its indices must then hold exactly what an uninterrupted in-process
+// Elasticsearch; it is SIGKILLed up to five times, each time just after a commit it made while
+// most of the input is still to come, then restarted. Its indices must then hold exactly what an uninterrupted in-process
 // indexer writes from the same records (other topics and indices): 0 lost, 0 duplicated.
 import { OnnxMiniLmEmbedder } from '@engram/ai';
 import type { Memory, PromptSubmitted } from '@engram/contracts';
@@ -21,11 +21,15 @@ import {
   prefixedRetrievalTopics,
   type RetrievalTopics,
 } from '../../apps/retrieval/src/retrieval-topics';
-import { startRetrievalIndexer } from '../../apps/retrieval/src/retrieval.runtime';
+import {
+  DEFAULT_INDEXER_GROUP_ID,
+  startRetrievalIndexer,
+} from '../../apps/retrieval/src/retrieval.runtime';
 import { memoryRecord, PROJECT, T0, TENANT } from '../../apps/retrieval/src/testing/records';
 import { freePort } from '../support/free-port';
 import { serviceProcess } from './support/service-process';
 import { testKafka, testRegistry } from './support/kafka-fixtures';
+import { FAST_TAKEOVER_ENV, killAfterCommits } from './support/kill-rounds';
 import { eventually, uniqueName } from './support/unique';
 
 const ROOT = join(__dirname, '..', '..');
@@ -174,7 +178,8 @@ describe('retrieval service SIGKILLed mid-stream (issue #19)', () => {
     const prefix = `${uniqueName('ret-kill')}.`;
     prefixes.push(prefix);
     await publish(prefixedRetrievalTopics(prefix), input);
-    const { start, alive, stop } = serviceProcess('retrieval', {
+    const service = serviceProcess('retrieval', {
+      ...FAST_TAKEOVER_ENV,
       ENGRAM_KAFKA_BROKERS: infra.kafkaBrokers.join(','),
       ENGRAM_SCHEMA_REGISTRY_URL: infra.registryUrl,
       ENGRAM_ES_URL: infra.elasticsearchUrl,
@@ -185,19 +190,18 @@ describe('retrieval service SIGKILLed mid-stream (issue #19)', () => {
       ENGRAM_RECALL_GRPC_URL: `127.0.0.1:${await freePort()}`,
       ENGRAM_METRICS_PORT: String(await freePort()),
     });
-    // Killed once its first documents are in and most are still to come: mid-stream.
-    const first = start();
-    const indexedAtKill = await eventually(
-      async () => {
-        alive(first);
-        // (its indices may exist before their shards are ready: not yet, then)
-        const count = (await documents(es, prefix).catch(() => [])).length;
-        return count > 0 ? count : undefined;
-      },
-      { timeoutMs: 120_000, intervalMs: 100 },
-    );
-    await stop(first, 'SIGKILL');
-    expect(indexedAtKill).toBeLessThan(total);
+    const { start, alive, stop } = service;
+    // Up to five kills, each 0–150 ms after a commit the killed process made: mid-stream.
+    const kills = await killAfterCommits(service, {
+      groupId: `${prefix}${DEFAULT_INDEXER_GROUP_ID}`,
+      inputs: [prefixedRetrievalTopics(prefix).memories, prefixedRetrievalTopics(prefix).prompts],
+      kills: 5,
+      onKill: (round, committed) =>
+        console.log(
+          `[retrieval] round ${round}: SIGKILL after committed input offsets ${committed}`,
+        ),
+    });
+    expect(kills.length).toBeGreaterThanOrEqual(3);
     const last = start();
     try {
       let actual: string[] = [];
@@ -209,7 +213,7 @@ describe('retrieval service SIGKILLed mid-stream (issue #19)', () => {
         },
         { timeoutMs: 240_000, intervalMs: 2_000 },
       ).catch(() => undefined);
-      console.log(`[retrieval] killed at ${indexedAtKill}/${total} documents`);
+      console.log(`[retrieval] ${kills.length} kills after commits (${kills.join(', ')})`);
       expect(actual).toEqual(expected);
     } finally {
       await stop(last, 'SIGTERM');

@@ -44,6 +44,7 @@ export class RetrievalIndexerService implements OnApplicationBootstrap, OnApplic
       indexPrefix: config.topicPrefix,
       groupId: config.topicPrefix + DEFAULT_INDEXER_GROUP_ID,
       retry: config.retry,
+      sessionTimeoutMs: config.kafka.sessionTimeoutMs,
     });
     this.logger.log(`retrieval indexer running (group ${this.runtime.groupId})`);
   }

@@ -45,6 +45,8 @@ export interface RetrievalIndexerOptions {
   /** Partitions of input topics this service has to create (existing ones are left alone). */
   partitions?: number;
   retry?: BackoffOptions;
+  /** ENGRAM_KAFKA_SESSION_TIMEOUT_MS: how soon a crashed instance's partitions move. */
+  sessionTimeoutMs?: number;
   bulk?: BulkLimits;
   /** Texts per embedding call. */
   embedBatchSize?: number;
@@ -139,6 +141,9 @@ export async function startRetrievalIndexer(
       new ReliableConsumer(kafka, new AvroRegistry(options.registryUrl), deadLetters, {
         groupId,
         retry: options.retry ?? { initialMs: 200, maxMs: 30_000 },
+        ...(options.sessionTimeoutMs !== undefined && {
+          sessionTimeoutMs: options.sessionTimeoutMs,
+        }),
         fromBeginning: options.fromBeginning ?? true,
       }),
       topics,

@@ -32,6 +32,8 @@ export interface SubscribeOptions {
 export interface ReliableConsumerOptions {
   groupId: string;
   retry: BackoffOptions;
+  /** The consumer group session timeout (KafkaJS default 30 s): how soon a crashed member's partitions move. */
+  sessionTimeoutMs?: number;
   fromBeginning?: boolean;
   /** Retries for errors nobody classified, before they are dead-lettered. */
   maxUnclassifiedAttempts?: number;
@@ -99,7 +101,13 @@ export class ReliableConsumer {
   }
 
   async start(): Promise<void> {
-    const consumer = this.kafka.consumer({ groupId: this.options.groupId, readUncommitted: false });
+    const consumer = this.kafka.consumer({
+      groupId: this.options.groupId,
+      readUncommitted: false,
+      ...(this.options.sessionTimeoutMs !== undefined && {
+        sessionTimeout: this.options.sessionTimeoutMs,
+      }),
+    });
     this.consumer = consumer;
     this.removeReadiness = consumerReadiness(consumer, this.options.groupId);
     onRecordlessBatches(consumer, ({ topic, partition, nextOffset }) => {
