@@ -33,6 +33,11 @@ CREATE INDEX IF NOT EXISTS retrieval_documents_vectors
   ON retrieval_documents (tier, tenant_id, project_id, embedding_model, embedding_dims);
 CREATE INDEX IF NOT EXISTS retrieval_documents_sessions
   ON retrieval_documents (tenant_id, project_id, session_id, activity_at);
+-- The review queue (ListForReview, SessionStart's count): the few memories flagged needsReview,
+-- without reading every document of the project. The predicate is flagSql's, to the letter.
+CREATE INDEX IF NOT EXISTS retrieval_documents_review
+  ON retrieval_documents (tier, tenant_id, project_id, activity_at)
+  WHERE json_extract(doc, '$.needsReview') = 1;
 ${RETRIEVAL_STORE_TIERS.map(
   // Contentless: the text is in the document already; contentless_delete lets upserts replace it.
   (tier) => `CREATE VIRTUAL TABLE IF NOT EXISTS ${ftsTable(tier)} USING fts5(

@@ -76,12 +76,14 @@ function missingSql(field: string): Sql {
   };
 }
 
-/** A boolean field (JSON true reads as 1); missing or null counts as false. */
+/**
+ * A boolean field (JSON true reads as 1); missing or null counts as false. The path is written
+ * into the SQL (a checked name): `json_extract(doc, '$.needsReview') = 1` is the predicate of the
+ * review queue's partial index, which SQLite uses only for that very expression.
+ */
 function flagSql(field: string, value: boolean): Sql {
-  return {
-    sql: `COALESCE(json_extract(d.doc, ?), 0) ${value ? '=' : '<>'} 1`,
-    params: [jsonPath(field)],
-  };
+  const extract = `json_extract(d.doc, '${jsonPath(field)}')`;
+  return { sql: value ? `${extract} = 1` : `COALESCE(${extract}, 0) <> 1`, params: [] };
 }
 
 function joined(parts: readonly Sql[], operator: 'AND' | 'OR', empty: '1' | '0'): Sql {
