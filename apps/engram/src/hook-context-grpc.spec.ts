@@ -23,6 +23,7 @@ import {
   AUTH_FILE,
   CURRENT_SESSION,
   indexRpcCorpus,
+  REVIEW_QUEUE,
   rpcCorpus,
 } from '@engram/app-retrieval/testing';
 import type { RecallStack } from '@engram/app-retrieval';
@@ -112,6 +113,31 @@ describe('grpcHookMemory', () => {
     } finally {
       await remote.close();
       await local.close();
+    }
+  });
+
+  it("should count the project's flagged memories at SessionStart as embedded mode does", async () => {
+    // A read token suffices for ListForReview; no review API configured: proposals not asked.
+    const remote = await grpcHookMemory(
+      { recall: { grpcUrl: url, token: TOKEN } },
+      Date.now() + 20_000,
+    );
+    const local = (await embeddedHookMemory(dataDir))!;
+    const refused = await grpcHookMemory({ recall: { grpcUrl: url } }, Date.now() + 20_000);
+    try {
+      const expected = { proposals: 0, memories: REVIEW_QUEUE.length, memoriesCapped: false };
+      expect(await remote.pendingReviews!(scope)).toEqual(expected);
+      expect(await local.pendingReviews!(scope)).toEqual(expected);
+      // A count the server refuses is left out: nothing to say, and no failure.
+      expect(await refused.pendingReviews!(scope)).toEqual({
+        proposals: 0,
+        memories: 0,
+        memoriesCapped: false,
+      });
+    } finally {
+      await remote.close();
+      await local.close();
+      await refused.close();
     }
   });
 
