@@ -550,6 +550,10 @@ describe('distiller service with an LLM (OpenAI-compatible wire format)', () => 
     const runtime = await startDistiller(
       options(prefix, {
         llm: { baseUrl: server.baseUrl, model: MODEL, apiKey: 'sk-test', maxAttempts: 1 },
+        // The chat endpoint counts the window distiller's calls only: the LLM reflector's daily
+        // reflection (due after 06:00 UTC once distillations stop arriving for quietMs, 60 s)
+        // would add one when a loaded machine keeps this test running that long.
+        reflector: { quietMs: 3_600_000 },
       }),
     );
     let memories: Memory[];
