@@ -194,11 +194,11 @@ function withCommonOptions(command: Command): Command {
     .option('--wait-seconds <n>', 'embedded mode: how long to wait for the running distiller', '30')
     .option(
       '--grpc <host:port>',
-      'use the review API (gRPC) at this address, which `engram start` serves in either mode',
+      'use the review API (gRPC) at this address, which `engram start` serves in either mode; memories to review through the recall API (ENGRAM_RECALL_GRPC_URL)',
     )
     .option(
       '--distributed',
-      'use the review API (gRPC) at --url or ENGRAM_REVIEW_GRPC_URL (either mode serves it)',
+      'use the review API (gRPC) at --url or ENGRAM_REVIEW_GRPC_URL (either mode serves it), and the recall API at ENGRAM_RECALL_GRPC_URL for memories to review',
     )
     .option(
       '--url <host:port>',
