@@ -1,6 +1,6 @@
 // `engram friction-report --distributed` on the real servers. The FrictionSource contract (the
-// embedded source passes it in the unit tier) on the distributed source: user turns and memories
-// through the retrieval indexer into Elasticsearch (indices of a unique prefix), the accesses
+// embedded source passes it in the unit tier) on the distributed source: user turns, memories and
+// tool calls through the retrieval indexer into Elasticsearch (indices of a unique prefix), the accesses
 // through the Elasticsearch store's write-back, the tool calls and session ends through the
 // observer stage into Neo4j (a unique tenant: every node it writes carries it). Then the command
 // end to end, with its endpoints and index prefix from the configuration.
@@ -11,9 +11,12 @@ import {
   BulkWriter,
   createElasticsearchClient,
   elasticsearchStoreWriter,
+  elasticsearchToolCallWriter,
   ElasticsearchFrictionReads,
   ensureRetrievalIndices,
+  ensureToolCallIndex,
   retrievalIndexNames,
+  toolCallIndexName,
 } from '@engram/elasticsearch';
 import {
   createGraphWriterDriver,
@@ -41,6 +44,7 @@ import {
   measureDistributedReport,
 } from '../../apps/engram/src/commands/friction-distributed-bench';
 import { elasticsearchRecallStore } from '../../apps/retrieval/src/recall-store';
+import { RetrievalIndexer } from '../../apps/retrieval/src/retrieval-indexer';
 import {
   describeFrictionSourceContract,
   frictionContractData,
@@ -55,7 +59,11 @@ function distributedStores(prefix: string) {
   const infra = inject('infra');
   const client = createElasticsearchClient(infra.elasticsearchUrl);
   const driver = createGraphWriterDriver({ url: infra.neo4jUrl });
-  const indices = retrievalIndexNames(`${uniqueName(prefix)}.`);
+  const indexPrefix = `${uniqueName(prefix)}.`;
+  const indices = {
+    ...retrievalIndexNames(indexPrefix),
+    toolCalls: toolCallIndexName(indexPrefix),
+  };
   const tenants: string[] = [];
   return {
     client,
@@ -68,10 +76,13 @@ function distributedStores(prefix: string) {
     },
     async setUp() {
       await ensureRetrievalIndices(client, indices, { dims: contractEmbedder().dims });
+      await ensureToolCallIndex(client, indices.toolCalls);
       await ensureGraphSchema(driver);
     },
     /** The data through the indexer, the store's access write-back and the observer. */
     writer: () => elasticsearchStoreWriter(BulkWriter.forClient(client), indices),
+    toolCallWriter: () =>
+      elasticsearchToolCallWriter(BulkWriter.forClient(client), indices.toolCalls),
     writeAccess: (updates: AccessUpdate[]) => accessStore().writeAccess(updates),
     /** A source on these indices and this graph, `pageSize` documents or buckets a request. */
     source: (pageSize?: number) =>
@@ -82,7 +93,7 @@ function distributedStores(prefix: string) {
         close: () => Promise.resolve(),
       }),
     async replay(data: FrictionContractData) {
-      await indexFrictionData(data, this.writer(), this.writeAccess);
+      await indexFrictionData(data, this.writer(), this.writeAccess, this.toolCallWriter());
       await observeFrictionData(data, new Neo4jObserverGraphWriter(driver, observerSettings()));
       await client.indices.refresh({ index: Object.values(indices) });
     },
@@ -110,6 +121,53 @@ describeFrictionSourceContract('distributed (Elasticsearch + Neo4j)', async () =
     },
     close: () => stores.close(),
   };
+});
+
+describe('tool calls through the retrieval indexer (real Elasticsearch)', () => {
+  const stores = distributedStores('it-friction-calls');
+  const tenantId = stores.tenant('friction-calls');
+  const data = frictionContractData(tenantId);
+
+  beforeAll(() => stores.setUp(), 120_000);
+  afterAll(() => stores.close());
+
+  it('should land a tool call once when it is delivered twice, tenant and all', async () => {
+    const indexer = new RetrievalIndexer(
+      contractEmbedder(),
+      stores.writer(),
+      null,
+      stores.toolCallWriter(),
+    );
+    const call = data.toolCalls[0];
+    const delivery = (offset: string) => ({
+      event: call,
+      topic: 'agent.tool-calls.v1',
+      partition: 0,
+      offset,
+      key: call.sessionId,
+      headers: {},
+    });
+    // A redelivery after a lost commit: the same event in a second batch.
+    await indexer.handleToolCalls([delivery('0')]);
+    await indexer.handleToolCalls([delivery('0'), delivery('1')]);
+    await stores.client.indices.refresh({ index: stores.indices.toolCalls });
+    const { count } = await stores.client.count({
+      index: stores.indices.toolCalls,
+      query: { term: { tenantId } },
+    });
+    expect(count).toBe(1);
+    const stored = await stores.client.get({ index: stores.indices.toolCalls, id: call.eventId });
+    expect(stored._source).toMatchObject({
+      tenantId,
+      sessionId: call.sessionId,
+      command: 'npm run migrate',
+      failed: true,
+      errorPattern: 'ECONNREFUSED <n>:<n> in <path>',
+      durationMs: 6_000,
+      tokensUsed: 100,
+    });
+    expect(indexer.counters.embedded).toBe(0);
+  });
 });
 
 describe('engram friction-report --distributed (real Elasticsearch and Neo4j)', () => {
@@ -187,9 +245,13 @@ describe('engram friction-report --distributed (real Elasticsearch and Neo4j)', 
       ]),
     );
     expect(report.proposals.map((p) => p.kind)).toContain('repeated-correction');
-    expect(report.proposals.map((p) => p.kind)).not.toContain('tool-misuse');
+    // The retry loop, from the tool-call index, and its failed calls in the timeline.
+    expect(titles).toContain('tool-misuse: Bash `make e2e` rerun while it keeps failing');
+    expect(report.timeline).toEqual(
+      expect.arrayContaining([{ day: '2026-11-20', count: 6, kind: 'tool-misuse' }]),
+    );
     const sessions = new Set([...data.prompts, ...data.toolCalls].map((e) => e.sessionId));
-    const events = new Set(data.prompts.map((e) => e.eventId));
+    const events = new Set([...data.prompts, ...data.toolCalls].map((e) => e.eventId));
     for (const { evidence } of report.proposals) {
       expect(evidence.sessionIds.length + evidence.memoryIds.length).toBeGreaterThan(0);
       for (const id of evidence.eventIds) expect(events).toContain(id);
@@ -208,12 +270,12 @@ describe('engram friction-report --distributed (real Elasticsearch and Neo4j)', 
     expect(report.unavailable).toEqual(expect.arrayContaining([...DISTRIBUTED_FRICTION_GAPS]));
 
     const markdown = readFileSync(`${out}.md`, 'utf8');
-    expect(markdown).toContain('- retry-loops: not available in distributed mode — ');
-    expect(markdown).toContain('- failure-timeline: not available in distributed mode — ');
+    expect(markdown).not.toContain('- retry-loops:');
+    expect(markdown).not.toContain('- failure-timeline:');
     expect(markdown).toContain('- totals: narrower in distributed mode — ');
     const html = readFileSync(`${out}.html`, 'utf8');
     expect(html).toContain('<div class="unavailable">');
-    expect(html).toContain('<li>retry-loops: not available in distributed mode');
+    expect(html).toContain('<li>totals: narrower in distributed mode');
   });
 });
 
@@ -230,6 +292,7 @@ describe('the distributed report on a generated organisation (real Elasticsearch
       graph: new Neo4jObserverGraphWriter(stores.driver, observerSettings()),
       writer: stores.writer(),
       writeAccess: stores.writeAccess,
+      toolCalls: stores.toolCallWriter(),
     });
     await stores.client.indices.refresh({ index: Object.values(stores.indices) });
     const measured = await measureDistributedReport(stores.source(), tenantId, size.weeks);
@@ -248,7 +311,19 @@ describe('the distributed report on a generated organisation (real Elasticsearch
     // Noise (one-off failures and corrections) makes no proposal; each planted correction is
     // one proposal per project it was said in.
     const kinds = new Set(measured.report.proposals.map((p) => p.kind));
-    expect([...kinds].sort()).toEqual(['recurring-failure', 'repeated-correction', 'stale-memory']);
+    expect([...kinds].sort()).toEqual([
+      'recurring-failure',
+      'repeated-correction',
+      'stale-memory',
+      'tool-misuse',
+    ]);
+    // The planted retry loop (every 4th session): a habit of each project, one proposal (one
+    // command), and nothing else as misuse.
+    const misuse = measured.report.proposals.filter((p) => p.kind === 'tool-misuse');
+    expect(misuse).toHaveLength(1);
+    expect(misuse[0].title).toContain('`make e2e`');
+    expect(misuse[0].projectIds).toHaveLength(2);
+    expect(misuse[0].sessions).toBe(organisation.sessions / 8);
     expect(
       measured.report.proposals
         .filter((p) => p.kind === 'recurring-failure')

@@ -19,7 +19,7 @@ export {
   type RecallTimings,
 } from './recall.service';
 export { publishTombstonesTo } from './record-publisher';
-export { RetrievalIndexer } from './retrieval-indexer';
+export { RetrievalIndexer, type ToolCallIndex } from './retrieval-indexer';
 export { prefixedRetrievalTopics } from './retrieval-topics';
 export {
   createEmbeddedRecallStack,

@@ -1,9 +1,11 @@
 import type { Embedder } from '@engram/ai';
 import type { BulkResponse } from '@elastic/elasticsearch/lib/api/types';
 import { DownstreamUnavailableError } from '@engram/core';
+import type { ToolCallObserved } from '@engram/contracts';
 import {
   BulkWriter,
   elasticsearchStoreWriter,
+  elasticsearchToolCallWriter,
   retrievalIndexNames,
   type BulkSend,
 } from '@engram/elasticsearch';
@@ -49,6 +51,8 @@ function setup(fail?: () => Error) {
   const sut = new RetrievalIndexer(
     embedder,
     elasticsearchStoreWriter(new BulkWriter(send), INDICES),
+    null,
+    elasticsearchToolCallWriter(new BulkWriter(send), 't.engram-tool-calls'),
   );
   return { sut, sent, send, embedder };
 }
@@ -154,6 +158,78 @@ describe('RetrievalIndexer', () => {
       const { sut, send } = setup();
       await sut.handlePrompts([delivered(promptRecord({ eventId: 'p2', source: 'agent' }))]);
       expect(send).not.toHaveBeenCalled();
+    });
+  });
+
+  describe('handleToolCalls', () => {
+    const call = (eventId: string, fields: Partial<ToolCallObserved> = {}): ToolCallObserved => ({
+      eventId,
+      tenantId: 't1',
+      projectId: 'p1',
+      sessionId: 's1',
+      agentId: 'codex',
+      userId: null,
+      timestamp: 1_000,
+      schemaVersion: 1,
+      promptId: 2,
+      stepIndex: 0,
+      toolName: 'Bash',
+      filePaths: ['src/a.ts'],
+      command: 'npm test',
+      argsJson: '{}',
+      outcome: 'error',
+      errorMessage: 'ECONNREFUSED 127.0.0.1:5432 in /tmp/x1/db.ts',
+      durationMs: 1_500,
+      tokensUsed: null,
+      mcp: false,
+      ...fields,
+    });
+
+    it('should write compact documents by eventId, once per batch, without embedding', async () => {
+      const { sut, sent, embedder } = setup();
+      await sut.handleToolCalls([
+        delivered(call('c1')),
+        delivered(call('c1')),
+        delivered(call('c2', { outcome: 'ok', errorMessage: null, command: '  ' })),
+      ]);
+      expect(embedder.embed).not.toHaveBeenCalled();
+      expect(sent.map((op) => `${op.action} ${op.index} ${op.id}`)).toEqual([
+        'index t.engram-tool-calls c1',
+        'index t.engram-tool-calls c2',
+      ]);
+      // The call's fields but its arguments and raw outcome, and what the report groups by.
+      const { argsJson: _args, outcome: _outcome, ...kept } = call('c1');
+      expect(sent[0].document).toEqual({
+        ...kept,
+        failed: true,
+        errorPattern: 'ECONNREFUSED <n>:<n> in <path>',
+      });
+      // A blank command is no command; an ok call has no error.
+      expect(sent[1].document).toMatchObject({
+        command: null,
+        failed: false,
+        errorPattern: null,
+        errorMessage: null,
+      });
+      expect(sut.counters).toMatchObject({ toolCallsIndexed: 2, bulkRequests: 1 });
+    });
+
+    it('should cut long commands so they stay indexed keywords', async () => {
+      const { sut, sent } = setup();
+      await sut.handleToolCalls([delivered(call('c3', { command: 'x'.repeat(5_000) }))]);
+      expect((sent[0].document!.command as string).length).toBe(1_000);
+    });
+
+    it('should do nothing without a tool-call index (embedded mode)', async () => {
+      const send = vi.fn<BulkSend>();
+      const embedder = { id: 'm', dims: 3, embed: vi.fn() };
+      const sut = new RetrievalIndexer(
+        embedder,
+        elasticsearchStoreWriter(new BulkWriter(send), INDICES),
+      );
+      await sut.handleToolCalls([delivered(call('c1'))]);
+      expect(send).not.toHaveBeenCalled();
+      expect(sut.counters.toolCallsIndexed).toBe(0);
     });
   });
 });

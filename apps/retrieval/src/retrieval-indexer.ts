@@ -1,5 +1,5 @@
 import type { Embedder } from '@engram/ai';
-import type { Episode, Memory, PromptSubmitted } from '@engram/contracts';
+import type { Episode, Memory, PromptSubmitted, ToolCallObserved } from '@engram/contracts';
 import { modelVector, type Delivered, type RecallStoreWriter, type StoreWrite } from '@engram/core';
 import type { DeliveredOrTombstone } from '@engram/kafka';
 import { withEmbedding } from '@engram/elasticsearch';
@@ -25,6 +25,16 @@ export interface IndexerCounters {
   embedded: number;
   /** Access counters removed with their memory (where the store keeps them apart). */
   accessCountersDeleted: number;
+  /** Tool calls written to the tool-call index (distributed mode; a redelivery counts again). */
+  toolCallsIndexed: number;
+}
+
+/**
+ * Where the tool calls go (distributed mode: the engram-tool-calls index, for the friction
+ * report). A write by eventId: a redelivered call overwrites its document.
+ */
+export interface ToolCallIndex {
+  write(calls: readonly ToolCallObserved[]): Promise<{ indexed: number; requests: number }>;
 }
 
 /**
@@ -43,6 +53,7 @@ export class RetrievalIndexer {
     bulkRequests: 0,
     embedded: 0,
     accessCountersDeleted: 0,
+    toolCallsIndexed: 0,
   };
 
   constructor(
@@ -50,6 +61,8 @@ export class RetrievalIndexer {
     private readonly writer: RecallStoreWriter,
     /** The store's memories like one being indexed: supersession (absent: none). */
     private readonly supersession: SupersessionCandidates | null = null,
+    /** Where tool calls are kept (absent: not consumed, as in embedded mode). */
+    private readonly toolCalls: ToolCallIndex | null = null,
   ) {}
 
   /** Memories, and tombstones of memories (memory.memories.v1 is compacted). */
@@ -65,6 +78,18 @@ export class RetrievalIndexer {
 
   readonly handlePrompts = (items: Delivered<PromptSubmitted>[]): Promise<void> =>
     this.apply(planTurns(items, 'turns'));
+
+  /**
+   * Tool calls, as compact documents without embedding (nothing searches their text). One write
+   * per eventId in the batch; without a tool-call index (embedded mode) there is nothing to do.
+   */
+  readonly handleToolCalls = async (items: Delivered<ToolCallObserved>[]): Promise<void> => {
+    if (this.toolCalls === null || items.length === 0) return;
+    const byEventId = new Map(items.map(({ event }) => [event.eventId, event]));
+    const report = await this.toolCalls.write([...byEventId.values()]);
+    this.counters.toolCallsIndexed += report.indexed;
+    this.counters.bulkRequests += report.requests;
+  };
 
   /** After the memories: a retried batch deletes them again first (deletes are idempotent). */
   private async removeAccessCounters(items: DeliveredOrTombstone<Memory>[]): Promise<void> {

@@ -8,12 +8,15 @@ export interface RetrievalTopics {
   episodes: string;
   /** `agent.prompts.v1` (user prompts become turns). */
   prompts: string;
+  /** `agent.tool-calls.v1` (distributed mode: the tool-call index of the friction report). */
+  toolCalls: string;
 }
 
 export const DEFAULT_RETRIEVAL_TOPICS: RetrievalTopics = {
   memories: TOPICS.memories.topic,
   episodes: TOPICS.episodes.topic,
   prompts: TOPICS.prompts.topic,
+  toolCalls: TOPICS.toolCalls.topic,
 };
 
 /** The topics under the configured prefix (ENGRAM_TOPIC_PREFIX; tests use their own). */
@@ -23,5 +26,6 @@ export function prefixedRetrievalTopics(prefix: string): RetrievalTopics {
     memories: prefix + d.memories,
     episodes: prefix + d.episodes,
     prompts: prefix + d.prompts,
+    toolCalls: prefix + d.toolCalls,
   };
 }

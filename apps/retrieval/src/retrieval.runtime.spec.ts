@@ -5,7 +5,7 @@ import { prefixedRetrievalTopics } from './retrieval-topics';
 import { subscribeIndexer } from './retrieval.runtime';
 
 describe('subscribeIndexer', () => {
-  it('should take tombstones on the two compacted topics only (a null prompt stays poison)', () => {
+  it('should take tombstones on the two compacted topics only (a null prompt or tool call stays poison)', () => {
     const subscriptions: [string, unknown, SubscribeOptions | undefined][] = [];
     const consumer = {
       subscribe(codec: TopicCodec<unknown>, handle: unknown, options?: SubscribeOptions) {
@@ -17,6 +17,7 @@ describe('subscribeIndexer', () => {
       handleMemories: () => Promise.resolve(),
       handleEpisodes: () => Promise.resolve(),
       handlePrompts: () => Promise.resolve(),
+      handleToolCalls: () => Promise.resolve(),
     };
     const topics = prefixedRetrievalTopics('t.');
 
@@ -30,6 +31,7 @@ describe('subscribeIndexer', () => {
       [topics.memories, indexer.handleMemories, { tombstones: true }],
       [topics.episodes, indexer.handleEpisodes, { tombstones: true }],
       [topics.prompts, indexer.handlePrompts, undefined],
+      [topics.toolCalls, indexer.handleToolCalls, undefined],
     ]);
   });
 });

@@ -5,8 +5,11 @@ import {
   elasticsearchStoreWriter,
   createElasticsearchClient,
   DEFAULT_BULK_LIMITS,
+  elasticsearchToolCallWriter,
   ensureRetrievalIndices,
+  ensureToolCallIndex,
   IdleMerger,
+  toolCallIndexName,
   retrievalIndexNames,
   type BulkLimits,
   type IndexSetupOutcome,
@@ -60,6 +63,8 @@ export interface RetrievalIndexerRuntime {
   kafka: Kafka;
   client: Client;
   indices: ElasticsearchIndexNames;
+  /** The tool-call index (retrieval-tool-calls.ts: the friction report's reads). */
+  toolCallIndex: string;
   topics: RetrievalTopics;
   groupId: string;
   setup: IndexSetupOutcome;
@@ -83,13 +88,14 @@ export function retrievalCodecs(topics: RetrievalTopics) {
     memories: onTopic(contractCodec('memory.memories.v1'), topics.memories),
     episodes: onTopic(contractCodec('memory.episodes.v1'), topics.episodes),
     prompts: onTopic(contractCodec('agent.prompts.v1'), topics.prompts),
+    toolCalls: onTopic(contractCodec('agent.tool-calls.v1'), topics.toolCalls),
   };
 }
 
 /**
- * Routes the three input topics to the indexer. The two compacted topics take tombstones: a null
- * value reaches the handler with its key and deletes that document. On agent.prompts.v1 a null
- * value stays poison (dead-lettered as a DecodeError).
+ * Routes the four input topics to the indexer. The two compacted topics take tombstones: a null
+ * value reaches the handler with its key and deletes that document. On agent.prompts.v1 and
+ * agent.tool-calls.v1 a null value stays poison (dead-lettered as a DecodeError).
  */
 export function subscribeIndexer(
   consumer: ReliableConsumer,
@@ -100,12 +106,14 @@ export function subscribeIndexer(
   return consumer
     .subscribe(codecs.memories, indexer.handleMemories, { tombstones: true })
     .subscribe(codecs.episodes, indexer.handleEpisodes, { tombstones: true })
-    .subscribe(codecs.prompts, indexer.handlePrompts);
+    .subscribe(codecs.prompts, indexer.handlePrompts)
+    .subscribe(codecs.toolCalls, indexer.handleToolCalls);
 }
 
 /**
- * Starts the retrieval indexer: input topics and the three indices in place (idempotent), then an
- * at-least-once ReliableConsumer on memories, episodes and prompts that embeds and bulk-indexes.
+ * Starts the retrieval indexer: input topics and the indices in place (idempotent), then an
+ * at-least-once ReliableConsumer on memories, episodes and prompts that embeds and bulk-indexes,
+ * and on tool calls, written without embedding into the tool-call index (the friction report's).
  * Offsets are committed only after Elasticsearch applied the batch; an outage pauses the
  * partition and retries with backoff, never skipping. Stop drains the batch in hand and commits.
  */
@@ -116,16 +124,19 @@ export async function startRetrievalIndexer(
   const topics = options.topics ?? DEFAULT_RETRIEVAL_TOPICS;
   const groupId = options.groupId ?? DEFAULT_INDEXER_GROUP_ID;
   const indices = retrievalIndexNames(options.indexPrefix ?? '');
+  const toolCallIndex = toolCallIndexName(options.indexPrefix ?? '');
   const kafka = createKafka({ brokers: options.brokers, clientId: options.clientId ?? groupId });
   const client = createElasticsearchClient(options.elasticsearchUrl);
   let deadLetters: DeadLetterWriter | undefined;
   try {
     const setup = await ensureRetrievalIndices(client, indices, { dims: options.embedder.dims });
+    await ensureToolCallIndex(client, toolCallIndex);
     const partitions = options.partitions ?? 3;
     await ensureTopics(kafka, [
       { topic: topics.memories, partitions, compacted: true },
       { topic: topics.episodes, partitions, compacted: true },
       { topic: topics.prompts, partitions },
+      { topic: topics.toolCalls, partitions },
     ]);
 
     const embedder = new CachingEmbedder(options.embedder, { batchSize: options.embedBatchSize });
@@ -134,6 +145,7 @@ export async function startRetrievalIndexer(
       embedder,
       elasticsearchStoreWriter(writer, indices),
       supersessionCandidatesIn(elasticsearchRecallStore(client, indices)),
+      elasticsearchToolCallWriter(writer, toolCallIndex),
     );
     deadLetters = new DeadLetterWriter(kafka, 'retrieval');
     await deadLetters.connect();
@@ -159,7 +171,7 @@ export async function startRetrievalIndexer(
           });
     merger?.start();
     logger.log(
-      `indexing ${Object.values(topics).join(', ')} into ${Object.values(indices).join(', ')} with ${embedder.id} (group ${groupId})`,
+      `indexing ${Object.values(topics).join(', ')} into ${[...Object.values(indices), toolCallIndex].join(', ')} with ${embedder.id} (group ${groupId})`,
     );
 
     const writerOfDeadLetters = deadLetters;
@@ -167,6 +179,7 @@ export async function startRetrievalIndexer(
       kafka,
       client,
       indices,
+      toolCallIndex,
       topics,
       groupId,
       setup,

@@ -2,13 +2,16 @@ import type { Client } from '@elastic/elasticsearch';
 import type { SortResults } from '@elastic/elasticsearch/lib/api/types';
 import type { FrictionScope, FrictionWindow, StaleMemoryRow } from '@engram/core';
 import { classifyElasticsearchError } from './elasticsearch-client';
+import { compositePages, frictionScopeFilters, inWindow, termsSource } from './friction-composite';
+import { ElasticsearchToolCallReads } from './friction-tool-call-reads';
 import { countsOf, readAccessCounters, withCountedAccess } from './memory-access';
 import type { Filter } from './recall-search';
 import type { ElasticsearchIndexNames } from './retrieval-indices';
 
 // The friction report's reads from the retrieval indices (distributed mode, SPEC §9): user turns
 // (engram-turns) for the repeated corrections and the totals, stale memories (engram-memories)
-// with their access counters (engram-memory-access). Counting is done by Elasticsearch (count,
+// with their access counters (engram-memory-access), tool calls (engram-tool-calls) for the
+// totals, retry loops and the failure timeline (friction-tool-call-reads.ts). Counting is done by Elasticsearch (count,
 // composite aggregations paged by their `after` key); documents are read only where the core
 // must look at each one — a user turn's text, which the core's classification reads — and then
 // in bounded pages of a point in time, never by loading an index.
@@ -16,7 +19,10 @@ import type { ElasticsearchIndexNames } from './retrieval-indices';
 export type FrictionIndexNames = Pick<
   ElasticsearchIndexNames,
   'turns' | 'memories' | 'memoryAccess'
->;
+> & {
+  /** The tool calls (retrieval-tool-calls.ts: toolCallIndexName). */
+  toolCalls: string;
+};
 
 /** A user turn as the corrections need it (`text` cut to what the classification reads). */
 export interface FrictionTurn {
@@ -60,26 +66,6 @@ interface StaleMemorySource {
   provenanceSessionIds?: string[];
 }
 
-/** The scope as term filters (tenant and project are keywords of every retrieval document). */
-export function frictionScopeFilters(scope: FrictionScope): Filter[] {
-  switch (scope.kind) {
-    case 'all':
-      return [];
-    case 'tenant':
-      return [{ term: { tenantId: scope.tenantId } }];
-    case 'project':
-      return [
-        { term: { projectId: scope.projectId } },
-        ...(scope.tenantId === null ? [] : [{ term: { tenantId: scope.tenantId } }]),
-      ];
-  }
-}
-
-/** [from, to) on a date field. */
-function inWindow(field: string, window: FrictionWindow): Filter {
-  return { range: { [field]: { gte: window.from, lt: window.to, format: 'epoch_millis' } } };
-}
-
 export class ElasticsearchFrictionReads {
   private readonly pageSize: number;
 
@@ -89,54 +75,61 @@ export class ElasticsearchFrictionReads {
     options: FrictionReadOptions = {},
   ) {
     this.pageSize = options.pageSize ?? 1_000;
+    this.toolCalls = new ElasticsearchToolCallReads(client, indices.toolCalls, this.pageSize);
   }
 
-  /**
-   * The user turns of the window and scope: how many (a count), and their sessions (a composite
-   * aggregation on sessionId, paged by its `after` key: one bucket per session, no documents).
-   */
-  async turnTotals(
+  /** The tool calls' reads (retry loops, the failure timeline). */
+  readonly toolCalls: ElasticsearchToolCallReads;
+
+  /** The user turns of the window and scope: how many, and their sessions (see totalsOf). */
+  turnTotals(
     window: FrictionWindow,
     scope: FrictionScope,
   ): Promise<{ turns: number; sessionIds: Set<string> }> {
+    return this.totalsOf(this.indices.turns, window, scope).then(({ count, sessionIds }) => ({
+      turns: count,
+      sessionIds,
+    }));
+  }
+
+  /** The tool calls of the window and scope: how many, and their sessions (see totalsOf). */
+  toolCallTotals(
+    window: FrictionWindow,
+    scope: FrictionScope,
+  ): Promise<{ count: number; sessionIds: Set<string> }> {
+    return this.totalsOf(this.indices.toolCalls, window, scope);
+  }
+
+  /**
+   * The documents of an index in the window and scope: how many (a count), and their sessions
+   * (a composite aggregation on sessionId, paged by its `after` key: one bucket per session).
+   */
+  private async totalsOf(
+    index: string,
+    window: FrictionWindow,
+    scope: FrictionScope,
+  ): Promise<{ count: number; sessionIds: Set<string> }> {
     const query = {
       bool: { filter: [inWindow('timestamp', window), ...frictionScopeFilters(scope)] },
     };
+    let count: number;
     try {
-      const { count } = await this.client.count({
-        index: this.indices.turns,
-        ignore_unavailable: true,
-        query,
-      });
-      const sessionIds = new Set<string>();
-      let after: Record<string, string | number> | undefined;
-      for (;;) {
-        const response = await this.client.search({
-          index: this.indices.turns,
-          ignore_unavailable: true,
-          size: 0,
-          query,
-          aggs: {
-            sessions: {
-              composite: {
-                size: this.pageSize,
-                sources: [{ sessionId: { terms: { field: 'sessionId' } } }],
-                ...(after && { after }),
-              },
-            },
-          },
-        });
-        const sessions = response.aggregations?.sessions as
-          | { buckets: { key: { sessionId: string } }[]; after_key?: Record<string, string> }
-          | undefined;
-        for (const bucket of sessions?.buckets ?? []) sessionIds.add(bucket.key.sessionId);
-        if (!sessions?.after_key || sessions.buckets.length < this.pageSize) break;
-        after = sessions.after_key;
-      }
-      return { turns: count, sessionIds };
+      ({ count } = await this.client.count({ index, ignore_unavailable: true, query }));
     } catch (error) {
       throw classifyElasticsearchError(error);
     }
+    const sessionIds = new Set<string>();
+    const sources = [{ sessionId: termsSource('sessionId') }];
+    for await (const page of compositePages<{ sessionId: string }>(
+      this.client,
+      index,
+      query,
+      sources,
+      this.pageSize,
+    )) {
+      for (const bucket of page) sessionIds.add(bucket.key.sessionId);
+    }
+    return { count, sessionIds };
   }
 
   /**

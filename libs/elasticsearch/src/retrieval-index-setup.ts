@@ -11,6 +11,7 @@ import {
   type RetrievalIndexOptions,
   type RetrievalTier,
 } from './retrieval-indices';
+import { toolCallIndexDefinition } from './retrieval-tool-calls';
 
 /** Above the built-in templates (100), so nothing else shapes these indices. */
 export const RETRIEVAL_TEMPLATE_PRIORITY = 200;
@@ -68,6 +69,20 @@ export function ensureMemoryAccessIndex(
     'memory-access',
     memoryAccessIndexDefinition(options),
     () => Promise.resolve(),
+  );
+}
+
+/**
+ * The tool-call index of distributed mode (retrieval-tool-calls.ts) and its template,
+ * idempotently: the indexer ensures it at start, the friction tests before replaying.
+ */
+export function ensureToolCallIndex(
+  client: Client,
+  index: string,
+  options: { shards?: number } = {},
+): Promise<'created' | 'exists'> {
+  return ensureManagedIndex(client, index, 'tool-calls', toolCallIndexDefinition(options), () =>
+    Promise.resolve(),
   );
 }
 

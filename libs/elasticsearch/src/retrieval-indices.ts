@@ -77,7 +77,10 @@ export function retrievalIndexNames(prefix = ''): ElasticsearchIndexNames {
 
 const keyword: MappingProperty = { type: 'keyword' };
 /** Free-form values (paths, tags): an absurdly long one must not reject the whole document. */
-const freeKeyword: MappingProperty = { type: 'keyword', ignore_above: FREE_KEYWORD_MAX_LENGTH };
+export const freeKeyword: MappingProperty = {
+  type: 'keyword',
+  ignore_above: FREE_KEYWORD_MAX_LENGTH,
+};
 /** Kept for the reader in `_source`; neither searched nor aggregated. */
 const storedText: MappingProperty = { type: 'text', index: false };
 const englishText: MappingProperty = { type: 'text', analyzer: TEXT_ANALYZER };
@@ -89,7 +92,8 @@ const boolean: MappingProperty = { type: 'boolean' };
 /** Type-specific details: returned whole, never queried. */
 const opaque: MappingProperty = { type: 'object', enabled: false };
 
-const ENVELOPE: Record<string, MappingProperty> = {
+/** The event envelope's fields, as every document keeping one maps them. */
+export const ENVELOPE_PROPERTIES: Record<string, MappingProperty> = {
   eventId: keyword,
   tenantId: keyword,
   projectId: keyword,
@@ -139,7 +143,7 @@ function searchFields(dims: number): Record<string, MappingProperty> {
 
 function memoryProperties(): Record<string, MappingProperty> {
   return {
-    ...ENVELOPE,
+    ...ENVELOPE_PROPERTIES,
     memoryId: keyword,
     memoryType: keyword,
     content: storedText,
@@ -185,7 +189,7 @@ function memoryProperties(): Record<string, MappingProperty> {
 
 function episodeProperties(): Record<string, MappingProperty> {
   return {
-    ...ENVELOPE,
+    ...ENVELOPE_PROPERTIES,
     episodeId: keyword,
     threadId: keyword,
     firstPromptId: long,
@@ -217,7 +221,7 @@ function episodeProperties(): Record<string, MappingProperty> {
 
 function turnProperties(): Record<string, MappingProperty> {
   return {
-    ...ENVELOPE,
+    ...ENVELOPE_PROPERTIES,
     promptId: long,
     source: keyword,
     channel: keyword,

@@ -1,9 +1,10 @@
 // A generated organisation for the distributed friction report (test support and measurement,
 // not part of the CLI): what the indexer and the observer would have written for developers ×
-// working days × 2 sessions a day, with frictions planted. User turns and memories go through the
-// retrieval indexer; the sessions and their error patterns through the observer's graph writer
-// as the observer's per-session facts (one row per session and pattern — writing them through the
-// observer stage would replay every tool call, which the report never reads).
+// working days × 2 sessions a day, with frictions planted. User turns, tool calls and memories go
+// through the retrieval indexer; the sessions and their error patterns through the observer's
+// graph writer as the observer's per-session facts (one row per session and pattern — the same
+// failures as the tool calls, without replaying every call through the observer stage).
+import type { ToolCallIndex } from '@engram/app-retrieval';
 import type { Typed } from '@engram/contracts';
 import {
   DEFAULT_FRICTION_SETTINGS,
@@ -30,7 +31,7 @@ export interface DistributedOrganisationSize {
   weeks: number;
   /** User turns per session (the only events Elasticsearch keeps of a session). */
   turnsPerSession: number;
-  /** Tool calls per session (the observer's counter on each session). */
+  /** Tool calls per session (indexed; the observer's counter on each session). */
   callsPerSession: number;
 }
 
@@ -50,6 +51,9 @@ export const PLANTED_ERRORS = [
 ] as const;
 
 const STALE_MEMORIES = 20;
+
+/** Rerun unchanged three times in one turn of every 4th session: a retry loop (tool misuse). */
+export const PLANTED_RETRY_COMMAND = 'make e2e';
 
 export interface GeneratedOrganisation {
   sessions: number;
@@ -87,19 +91,23 @@ export async function generateDistributedOrganisation(
     graph: ObserverGraphWriter;
     writer: RecallStoreWriter;
     writeAccess: (updates: AccessUpdate[]) => Promise<{ failed: AccessUpdate[] }>;
+    toolCalls: ToolCallIndex;
   },
 ): Promise<GeneratedOrganisation> {
   let batch: ObserverGraphBatch = emptyGraphBatch();
   let turns: Typed<'PromptSubmitted'>[] = [];
+  let calls: Typed<'ToolCallObserved'>[] = [];
   let sessions = 0;
   let turnCount = 0;
   const flushTurns = async () => {
     await indexFrictionData(
-      { prompts: turns, toolCalls: [], sessionEnds: [], memories: [], accesses: [] },
+      { prompts: turns, toolCalls: calls, sessionEnds: [], memories: [], accesses: [] },
       stores.writer,
       stores.writeAccess,
+      stores.toolCalls,
     );
     turns = [];
+    calls = [];
   };
   // Five developers a project, at most ten projects.
   const projects = Math.min(10, Math.ceil(size.developers / 5));
@@ -156,6 +164,7 @@ export async function generateDistributedOrganisation(
           ...(s % 3 === 0 && s % 5 < PLANTED_ERRORS.length ? [PLANTED_ERRORS[s % 5]] : []),
           noise(s).error,
         ];
+        calls.push(...sessionToolCalls({ tenantId, projectId, sessionId, agentId, at }, s, size));
         for (const message of messages) {
           const normalisedError = normaliseErrorMessage(message);
           batch.errors.push({
@@ -178,7 +187,7 @@ export async function generateDistributedOrganisation(
           await stores.graph.write(batch);
           batch = emptyGraphBatch();
         }
-        if (turns.length >= 5_000) await flushTurns();
+        if (turns.length + calls.length >= 5_000) await flushTurns();
       }
     }
   }
@@ -217,6 +226,61 @@ export async function generateDistributedOrganisation(
     events: turnCount + sessions * size.callsPerSession,
     staleServed: STALE_MEMORIES,
   };
+}
+
+/**
+ * The tool calls of session `s`, spread over its turns: mostly successes; each of its error
+ * messages failing three times in three turns (one command each: no loop), as the graph's error
+ * rows say; in every 4th session the planted retry loop, three failures in one turn (no message:
+ * no error pattern, so not a recurring failure as well).
+ */
+function sessionToolCalls(
+  envelope: { tenantId: string; projectId: string; sessionId: string; agentId: string; at: number },
+  s: number,
+  size: DistributedOrganisationSize,
+): Typed<'ToolCallObserved'>[] {
+  const calls = size.callsPerSession;
+  const failures = new Map<number, { command: string; error: string | null }>();
+  const messages = [
+    ...(s % 3 === 0 && s % 5 < PLANTED_ERRORS.length ? [PLANTED_ERRORS[s % 5]] : []),
+    noise(s).error,
+  ];
+  messages.forEach((error, m) => {
+    for (let j = 0; j < 3; j += 1) {
+      failures.set((10 + 40 * j + m) % calls, { command: `check ${m}`, error });
+    }
+  });
+  if (s % 4 === 1) {
+    for (let j = 0; j < 3; j += 1) {
+      failures.set((140 + j) % calls, { command: PLANTED_RETRY_COMMAND, error: null });
+    }
+  }
+  const spacing = (size.turnsPerSession * MINUTE) / calls;
+  return Array.from({ length: calls }, (_, i) => {
+    const failure = failures.get(i);
+    return {
+      type: 'ToolCallObserved',
+      eventId: `${envelope.sessionId}-c${i}`,
+      tenantId: envelope.tenantId,
+      projectId: envelope.projectId,
+      sessionId: envelope.sessionId,
+      agentId: envelope.agentId,
+      userId: null,
+      timestamp: Math.floor(envelope.at + i * spacing),
+      schemaVersion: 1,
+      promptId: Math.floor((i * size.turnsPerSession) / calls) + 1,
+      stepIndex: i,
+      toolName: 'Bash',
+      filePaths: [],
+      command: failure?.command ?? `step ${i % 7}`,
+      argsJson: '{}',
+      outcome: failure === undefined ? 'ok' : 'error',
+      errorMessage: failure?.error ?? null,
+      durationMs: 2_000,
+      tokensUsed: null,
+      mcp: false,
+    };
+  });
 }
 
 export interface DistributedFrictionMeasure {
@@ -271,8 +335,9 @@ export function distributedPlantedFound(report: FrictionReportWithGaps): {
     titled('repeated-correction', c.split(' ').slice(-3).join(' ')),
   );
   const stale = report.proposals.filter((p) => p.kind === 'stale-memory').length;
+  const loop = titled('tool-misuse', PLANTED_RETRY_COMMAND) ? 1 : 0;
   return {
-    planted: PLANTED_ERRORS.length + PLANTED_CORRECTIONS.length + STALE_MEMORIES,
-    found: errors.length + corrections.length + Math.min(stale, STALE_MEMORIES),
+    planted: PLANTED_ERRORS.length + PLANTED_CORRECTIONS.length + STALE_MEMORIES + 1,
+    found: errors.length + corrections.length + Math.min(stale, STALE_MEMORIES) + loop,
   };
 }

@@ -1,7 +1,7 @@
 // Test support (not part of the CLI): replays the friction contract's data
 // (libs/core/src/ports/testing/friction-source.contract.ts) into the stores a friction source
-// reads, through the project's own writers — the retrieval indexer for user turns and memories,
-// the store's access write-back for recalls, the observer stage for the graph — so a contract
+// reads, through the project's own writers — the retrieval indexer for user turns, memories and
+// tool calls, the store's access write-back for recalls, the observer stage for the graph — so a contract
 // run on either mode reads what the services would have written.
 import type { Memory, Typed } from '@engram/contracts';
 import {
@@ -20,7 +20,7 @@ import type {
   FrictionContractData,
 } from '../../../../libs/core/src/ports/testing/friction-source.contract';
 import { DEFAULT_OBSERVER_TOPICS, ObserverStage } from '@engram/app-observer';
-import { RetrievalIndexer } from '@engram/app-retrieval';
+import { RetrievalIndexer, type ToolCallIndex } from '@engram/app-retrieval';
 import { memoryRecord } from '@engram/app-retrieval/testing';
 
 /** Events as a consumer delivers them: one partition, consecutive offsets. */
@@ -52,16 +52,19 @@ export function contractAccessUpdate(access: ContractAccess): AccessUpdate {
 }
 
 /**
- * User turns and memories through the retrieval indexer (the contract's concept embedder), then
- * the memories' accesses through the store's write-back.
+ * User turns, memories and tool calls (when there is a tool-call index) through the retrieval
+ * indexer (the contract's concept embedder), then the memories' accesses through the store's
+ * write-back.
  */
 export async function indexFrictionData(
   data: FrictionContractData,
   writer: RecallStoreWriter,
   writeAccess: (updates: AccessUpdate[]) => Promise<{ failed: AccessUpdate[] }>,
+  toolCalls: ToolCallIndex | null = null,
 ): Promise<void> {
-  const indexer = new RetrievalIndexer(contractEmbedder(), writer);
+  const indexer = new RetrievalIndexer(contractEmbedder(), writer, null, toolCalls);
   await indexer.handlePrompts(delivered(data.prompts, 'agent.prompts.v1'));
+  await indexer.handleToolCalls(delivered(data.toolCalls, 'agent.tool-calls.v1'));
   await indexer.handleMemories(delivered(data.memories.map(contractMemoryRecord), 'memories'));
   const { failed } = await writeAccess(data.accesses.map(contractAccessUpdate));
   if (failed.length > 0) throw new Error(`access write-back failed for ${failed.length} memories`);

@@ -19,18 +19,18 @@ import type { Neo4jFrictionReads } from '@engram/neo4j';
 
 /**
  * What distributed mode cannot read as the embedded report does, and why: the indexer keeps user
- * turns and memories in Elasticsearch, the observer keeps per-session facts in Neo4j, and
- * neither keeps every tool call. Listed in every output of the report and in
- * docs/friction-report.md.
+ * turns, memories and tool calls in Elasticsearch, the observer keeps per-session facts in Neo4j;
+ * agent and system prompts and lifecycle events are kept by neither. Listed in every output of
+ * the report and in docs/friction-report.md.
  */
 export const DISTRIBUTED_FRICTION_GAPS: readonly FrictionSignalGap[] = [
   {
     signal: 'totals',
     partial: true,
     reason:
-      'events are the user turns of the window (Elasticsearch) plus the tool calls of the sessions ' +
-      'active in it (the observer counts them per session, in the graph); agent and system ' +
-      'prompts and lifecycle events are indexed nowhere, so the count is lower than in embedded mode',
+      'events are the user turns and the tool calls of the window (Elasticsearch); agent and ' +
+      'system prompts and lifecycle events are indexed nowhere, so the count is lower than in ' +
+      'embedded mode (and a session with none of the first two is not counted)',
   },
   {
     signal: 'failure-cost',
@@ -41,21 +41,6 @@ export const DISTRIBUTED_FRICTION_GAPS: readonly FrictionSignalGap[] = [
       'evidence names sessions (not events), a failure is not merged with a retry habit of the ' +
       "same command, a session's occurrences count whole when its last hit is in the window, and " +
       'errors still open in sessions the observer has not closed are not in the graph yet',
-  },
-  {
-    signal: 'retry-loops',
-    partial: false,
-    reason:
-      'a retry habit is one command failing again and again within one user turn; the graph ' +
-      'keeps errors by pattern per session, not the command and turn of each failed call, and ' +
-      'tool calls are not indexed in Elasticsearch',
-  },
-  {
-    signal: 'failure-timeline',
-    partial: false,
-    reason:
-      'the graph keeps the last hit of an error pattern per session, not the time of each failed ' +
-      'call: the chart shows corrections and stale memories only',
   },
 ];
 
@@ -69,7 +54,7 @@ export interface DistributedFrictionStores {
 
 /**
  * The friction source of distributed mode: Elasticsearch aggregations and paged reads (user
- * turns, stale memories) and Neo4j aggregations (sessions, error patterns), composed behind the
+ * turns, tool calls, stale memories) and Neo4j aggregations (error patterns), composed behind the
  * core's port. The signals neither store holds are declared (`gaps`), never faked.
  */
 export class DistributedFrictionSource implements FrictionSource {
@@ -81,15 +66,17 @@ export class DistributedFrictionSource implements FrictionSource {
     return DISTRIBUTED_FRICTION_GAPS;
   }
 
-  /** Sessions: those of the graph and of the user turns, once each; events: see the gap. */
+  /** Sessions: those of the tool calls and of the user turns, once each; events: see the gap. */
   async totals(window: FrictionWindow, scope: FrictionScope): Promise<FrictionTotals> {
-    const [graph, turns] = await Promise.all([
-      this.neo4j(() => this.stores.neo4j.sessions(window, scope)),
-      this.elasticsearch(() => this.stores.elasticsearch.turnTotals(window, scope)),
-    ]);
-    const sessions = new Set(graph.sessionIds);
+    const [calls, turns] = await this.elasticsearch(() =>
+      Promise.all([
+        this.stores.elasticsearch.toolCallTotals(window, scope),
+        this.stores.elasticsearch.turnTotals(window, scope),
+      ]),
+    );
+    const sessions = new Set(calls.sessionIds);
     for (const sessionId of turns.sessionIds) sessions.add(sessionId);
-    return { sessions: sessions.size, events: graph.toolCalls + turns.turns };
+    return { sessions: sessions.size, events: calls.count + turns.turns };
   }
 
   failurePatterns(
@@ -100,14 +87,26 @@ export class DistributedFrictionSource implements FrictionSource {
     return this.neo4j(() => this.stores.neo4j.failurePatterns(window, scope, settings));
   }
 
-  /** Not available (DISTRIBUTED_FRICTION_GAPS: retry-loops). */
-  retryLoops(): RetryLoopRow[] {
-    return [];
+  /** Aggregations over the tool-call index (as the embedded SQL over the event log). */
+  retryLoops(
+    window: FrictionWindow,
+    scope: FrictionScope,
+    settings: FrictionSettings,
+  ): Promise<RetryLoopRow[]> {
+    return this.elasticsearch(() =>
+      this.stores.elasticsearch.toolCalls.retryLoops(window, scope, settings),
+    );
   }
 
-  /** Not available (DISTRIBUTED_FRICTION_GAPS: failure-timeline). */
-  failureTimeline(): FrictionDayCount[] {
-    return [];
+  /** Aggregations over the tool-call index (a bucket per turn or session and UTC day). */
+  failureTimeline(
+    window: FrictionWindow,
+    scope: FrictionScope,
+    settings: FrictionSettings,
+  ): Promise<FrictionDayCount[]> {
+    return this.elasticsearch(() =>
+      this.stores.elasticsearch.toolCalls.failureTimeline(window, scope, settings),
+    );
   }
 
   /** The user turns, page by page, through the core's correction classification. */

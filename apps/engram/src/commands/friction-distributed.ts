@@ -3,6 +3,7 @@ import {
   createElasticsearchClient,
   ElasticsearchFrictionReads,
   retrievalIndexNames,
+  toolCallIndexName,
 } from '@engram/elasticsearch';
 import { createNeo4jDriver, Neo4jFrictionReads } from '@engram/neo4j';
 import { DistributedFrictionSource } from './friction-distributed-source';
@@ -18,7 +19,10 @@ export function openDistributedFrictionSource(
   const client = createElasticsearchClient(config.elasticsearch.url);
   const driver = createNeo4jDriver(config.neo4j);
   return new DistributedFrictionSource({
-    elasticsearch: new ElasticsearchFrictionReads(client, retrievalIndexNames(config.topicPrefix)),
+    elasticsearch: new ElasticsearchFrictionReads(client, {
+      ...retrievalIndexNames(config.topicPrefix),
+      toolCalls: toolCallIndexName(config.topicPrefix),
+    }),
     neo4j: new Neo4jFrictionReads(driver),
     endpoints: { elasticsearch: config.elasticsearch.url, neo4j: config.neo4j.url },
     close: async () => {
