@@ -15,10 +15,13 @@ import {
   onValidationPassed,
   promotableOf,
   setComplexity,
+  workUnitOutcomeFacts,
+  workUnitOutcomeMemory,
   type CommitFileChanges,
   type ObserverSignal,
   type PromotionTrigger,
   type SeenEvent,
+  type WorkUnitVerdict,
 } from '@engram/core';
 import type { Delivered } from '@engram/kafka';
 import type { Logger } from '@nestjs/common';
@@ -193,6 +196,7 @@ export class ObserverEventHandler {
       }
       case 'ValidationPassed': {
         const scratchpad = pad();
+        this.recordOutcome(work, scratchpad, event);
         this.trigger(
           work,
           session,
@@ -204,6 +208,7 @@ export class ObserverEventHandler {
       }
       case 'ValidationFailed': {
         const scratchpad = pad();
+        this.recordOutcome(work, scratchpad, event);
         this.trigger(
           work,
           session,
@@ -215,6 +220,7 @@ export class ObserverEventHandler {
       }
       case 'SubtaskValidated': {
         const scratchpad = pad();
+        this.recordOutcome(work, scratchpad, event);
         this.trigger(
           work,
           session,
@@ -289,6 +295,20 @@ export class ObserverEventHandler {
     this.counters.promotionTriggers += triggers.length;
   }
 
+  /**
+   * The work unit's outcome (seed 002 §4), read before the verdict closes the segments it judges;
+   * the memory goes out in this transaction, so each verdict records it exactly once (a later
+   * verdict of the same work unit replaces it: same id).
+   */
+  private recordOutcome(work: Work, pad: WorkingPad, verdict: WorkUnitVerdict): void {
+    const { redact, settings } = this.options;
+    const facts = workUnitOutcomeFacts(pad.pad, redactedVerdict(verdict, redact));
+    if (facts === null) return;
+    const memory = workUnitOutcomeMemory(facts, settings.moduleDepth);
+    work.memories.set(memory.memoryId, memory);
+    this.counters.workUnitOutcomes += 1;
+  }
+
   /** The ended session's summary, for the project's recent-sessions statistics. */
   private summarise(work: Work, session: WorkingSession, endedAt: number, succeeded: boolean) {
     const summary = session.detector.summarise({ endedAt, succeeded: succeeded ? true : null });
@@ -330,4 +350,14 @@ export class ObserverEventHandler {
   private noteActivity(session: WorkingSession, at: number): void {
     session.record.lastActivityAt = Math.max(session.record.lastActivityAt, at);
   }
+}
+
+/** QA's words are written into a memory: redacted like every text the observer keeps. */
+function redactedVerdict(verdict: WorkUnitVerdict, redact: (text: string) => string) {
+  if (verdict.type === 'SubtaskValidated') return verdict;
+  return {
+    ...verdict,
+    summary: verdict.summary === null ? null : redact(verdict.summary),
+    issues: verdict.issues.map((issue) => ({ ...issue, description: redact(issue.description) })),
+  };
 }

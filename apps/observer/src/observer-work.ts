@@ -1,3 +1,4 @@
+import type { Memory } from '@engram/contracts';
 import type { EndedSessionRecord, SessionRecord } from './observer-records';
 import type { Scratchpad, SeenEvents, SessionSignalDetector } from '@engram/core';
 import { emptyProjectWork, projectKeyOf, type ProjectWork } from './project-work';
@@ -54,6 +55,8 @@ export class Work {
   readonly consumed = new Map<number, number>();
   /** For the project stage, by project key. */
   readonly projects = new Map<string, ProjectWork>();
+  /** Work units' outcome memories, by memoryId (a later verdict in the batch replaces one). */
+  readonly memories = new Map<string, Memory>();
 
   projectOf(scope: { tenantId: string; projectId: string }): ProjectWork {
     const key = projectKeyOf(scope);
@@ -92,4 +95,6 @@ export interface ObserverCounters {
   /** FileManifests swept against the project's memories, and the memory paths found absent. */
   manifestsSwept: number;
   manifestAbsentPaths: number;
+  /** work_unit_outcome memories recorded (in transforms: a redone transaction counts again). */
+  workUnitOutcomes: number;
 }

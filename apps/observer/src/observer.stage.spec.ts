@@ -1,12 +1,6 @@
 import type { LifecycleEvent, Typed } from '@engram/contracts';
-import {
-  DownstreamUnavailableError,
-  observerSettings,
-  pairKeyOf,
-  type ObserverSettings,
-} from '@engram/core';
-import type { AnyStageOutput, Delivered, RawStageOutput, StageOutput } from '@engram/kafka';
-import type { ObserverGraphBatch, ObserverGraphWriter } from '@engram/neo4j';
+import { DownstreamUnavailableError, pairKeyOf } from '@engram/core';
+import type { StageOutput } from '@engram/kafka';
 import { describe, expect, it } from 'vitest';
 import {
   decodeRecord,
@@ -14,7 +8,7 @@ import {
   type ScratchpadRecord,
   type SessionRecord,
 } from './observer-records';
-import { DEFAULT_OBSERVER_TOPICS, ObserverStage, type ToolCallPositions } from './observer.stage';
+import { changelogOf, delivered, harness } from './testing/observer-stage-harness';
 import {
   ACME,
   bash,
@@ -27,68 +21,6 @@ import {
   sessionStarted,
   T0,
 } from './testing/observer-events';
-
-class FakeWriter implements ObserverGraphWriter {
-  readonly batches: ObserverGraphBatch[] = [];
-  failures = 0;
-
-  write(batch: ObserverGraphBatch): Promise<void> {
-    if (this.failures > 0) {
-      this.failures -= 1;
-      return Promise.reject(new DownstreamUnavailableError('neo4j: connection refused'));
-    }
-    this.batches.push(structuredClone(batch));
-    return Promise.resolve();
-  }
-}
-
-/** A stage whose changelog is a map the test commits to, as Kafka would on commit. */
-function harness(
-  log = new Map<string, Buffer>(),
-  positions: Partial<ToolCallPositions> = {},
-  sessionIdleMs?: number,
-  settings: Partial<ObserverSettings> = {},
-) {
-  const writer = new FakeWriter();
-  let restores = 0;
-  const stage = new ObserverStage(DEFAULT_OBSERVER_TOPICS, {
-    settings: observerSettings(settings),
-    restore: () => {
-      restores += 1;
-      return Promise.resolve(new Map(log));
-    },
-    writer,
-    positions: {
-      endOffset: () => Promise.resolve(0),
-      committedOffsets: (partitions) => Promise.resolve(new Map(partitions.map((p) => [p, 0]))),
-      ...positions,
-    },
-    redact: (text) => text.replace(/sk-[a-z0-9]+/g, '[REDACTED]'),
-    ...(sessionIdleMs !== undefined && { sessionIdleMs }),
-  });
-  const commit = (outputs: AnyStageOutput[]) => {
-    for (const message of changelogOf(outputs).messages) {
-      const key = String(message.key);
-      if (message.value === null) log.delete(key);
-      else log.set(key, message.value as Buffer);
-    }
-    stage.committed();
-  };
-  return { stage, writer, log, commit, restores: () => restores };
-}
-
-const changelogOf = (outputs: AnyStageOutput[]) => outputs[0] as RawStageOutput;
-
-function delivered<E>(events: E[], firstOffset = 0, partition = 0): Delivered<E>[] {
-  return events.map((event, i) => ({
-    event,
-    topic: 'in',
-    partition,
-    offset: String(firstOffset + i),
-    key: null,
-    headers: {},
-  }));
-}
 
 const A = 'src/auth/token.ts';
 const B = 'src/auth/session.ts';

@@ -1,10 +1,12 @@
 import type { LifecycleEvent, Typed } from '@engram/contracts';
+import { codecOnTopic, contractCodec } from '@engram/kafka';
 import type {
   AnyStageOutput,
   Delivered,
   ExactlyOnceStage,
   RawStageOutput,
   StageOutput,
+  TopicCodec,
 } from '@engram/kafka';
 import { emptyGraphBatch, isEmptyGraphBatch, type ObserverGraphBatch } from '@engram/neo4j';
 import { endedSessionExpired } from '@engram/core';
@@ -64,6 +66,7 @@ export class ObserverStage {
   private transformDone = false;
   private readonly sessionIdleMs: number;
   private readonly projectWork: ReturnType<typeof projectWorkCodec>;
+  private readonly memories: TopicCodec<Typed<'Memory'>>;
   readonly counters: ObserverCounters = {
     toolCalls: 0,
     duplicates: 0,
@@ -81,6 +84,7 @@ export class ObserverStage {
     /** FileManifests swept against the project's memories, and the memory paths found absent. */
     manifestsSwept: 0,
     manifestAbsentPaths: 0,
+    workUnitOutcomes: 0,
   };
 
   constructor(
@@ -89,6 +93,7 @@ export class ObserverStage {
   ) {
     this.sessionIdleMs = options.sessionIdleMs ?? DAY_MS;
     this.projectWork = projectWorkCodec(topics.projectWork);
+    this.memories = codecOnTopic(contractCodec('memory.memories.v1'), topics.memories);
     this.state = new ObserverCommittedState(options.restore, options.positions, this.logger);
     this.records = new ObserverWorkingRecords(this.state, options);
     this.handler = new ObserverEventHandler(
@@ -323,7 +328,13 @@ export class ObserverStage {
       events: [...work.projects.values()].filter((w) => !isEmptyProjectWork(w)),
     };
     this.stagedProjectWorks = projectWork.events.length;
-    return [changelog, projectWork];
+    // Work units' outcomes (seed 002 §4): written by this stage, in the transaction of the
+    // verdicts they record; the project stage's memories have other ids.
+    const outcomes: StageOutput<Typed<'Memory'>> = {
+      codec: this.memories,
+      events: [...work.memories.values()].map((memory) => ({ type: 'Memory', ...memory })),
+    };
+    return [changelog, projectWork, outcomes];
   }
 
   private addGraphRows(graph: ObserverGraphBatch, session: WorkingSession): void {

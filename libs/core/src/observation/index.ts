@@ -38,3 +38,5 @@ export * from './promotion/promotion-pipeline';
 export * from './promotion/converged-promotion';
 export * from './promotion/recent-evidence';
 export * from './git-co-commits';
+export * from './work-unit-outcome';
+export * from './work-unit-outcome-memory';
