@@ -1,12 +1,10 @@
 // `engram friction-report --distributed` on the real servers. The FrictionSource contract (the
 // embedded source passes it in the unit tier) on the distributed source: user turns, memories and
-// tool calls through the retrieval indexer into Elasticsearch (indices of a unique prefix), the accesses
-// through the Elasticsearch store's write-back, the tool calls and session ends through the
-// observer stage into Neo4j (a unique tenant: every node it writes carries it). Then the command
-// end to end, with its endpoints and index prefix from the configuration.
+// tool calls through the retrieval indexer into Elasticsearch (indices of a unique prefix), the
+// accesses through the Elasticsearch store's write-back. Then the command end to end, with its
+// endpoint and index prefix from the configuration.
 import { resetConfigForTests } from '@engram/config';
 import type { AccessUpdate, FrictionReportWithGaps } from '@engram/core';
-import { observerSettings } from '@engram/core';
 import {
   BulkWriter,
   createElasticsearchClient,
@@ -18,12 +16,6 @@ import {
   retrievalIndexNames,
   toolCallIndexName,
 } from '@engram/elasticsearch';
-import {
-  createGraphWriterDriver,
-  ensureGraphSchema,
-  Neo4jFrictionReads,
-  Neo4jObserverGraphWriter,
-} from '@engram/neo4j';
 import { Command } from 'commander';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -33,10 +25,7 @@ import {
   DISTRIBUTED_FRICTION_GAPS,
   DistributedFrictionSource,
 } from '../../apps/engram/src/commands/friction-distributed-source';
-import {
-  indexFrictionData,
-  observeFrictionData,
-} from '../../apps/engram/src/commands/friction-distributed-replay';
+import { indexFrictionData } from '../../apps/engram/src/commands/friction-distributed-replay';
 import { registerFrictionReportCommand } from '../../apps/engram/src/commands/friction-report.command';
 import {
   distributedPlantedFound,
@@ -53,62 +42,49 @@ import {
 import { contractEmbedder } from '../../libs/core/src/ports/testing/recall-store.contract';
 import { uniqueName } from './support/unique';
 
-/** The servers, an index prefix and the tenants of one test file (removed afterwards). */
+/** The server and an index prefix of one test file (its indices removed afterwards). */
 function distributedStores(prefix: string) {
   const accessStore = () => elasticsearchRecallStore(client, indices, { counters: null });
   const infra = inject('infra');
   const client = createElasticsearchClient(infra.elasticsearchUrl);
-  const driver = createGraphWriterDriver({ url: infra.neo4jUrl });
   const indexPrefix = `${uniqueName(prefix)}.`;
   const indices = {
     ...retrievalIndexNames(indexPrefix),
     toolCalls: toolCallIndexName(indexPrefix),
   };
-  const tenants: string[] = [];
   return {
     client,
-    driver,
     indices,
-    tenant(name: string) {
-      const tenant = uniqueName(name);
-      tenants.push(tenant);
-      return tenant;
-    },
+    /** A tenant no other test (or earlier run) uses. */
+    tenant: (name: string) => uniqueName(name),
     async setUp() {
       await ensureRetrievalIndices(client, indices, { dims: contractEmbedder().dims });
       await ensureToolCallIndex(client, indices.toolCalls);
-      await ensureGraphSchema(driver);
     },
-    /** The data through the indexer, the store's access write-back and the observer. */
+    /** The data through the indexer and the store's access write-back. */
     writer: () => elasticsearchStoreWriter(BulkWriter.forClient(client), indices),
     toolCallWriter: () =>
       elasticsearchToolCallWriter(BulkWriter.forClient(client), indices.toolCalls),
     writeAccess: (updates: AccessUpdate[]) => accessStore().writeAccess(updates),
-    /** A source on these indices and this graph, `pageSize` documents or buckets a request. */
+    /** A source on these indices, `pageSize` documents or buckets a request. */
     source: (pageSize?: number) =>
       new DistributedFrictionSource({
         elasticsearch: new ElasticsearchFrictionReads(client, indices, { pageSize }),
-        neo4j: new Neo4jFrictionReads(driver),
-        endpoints: { elasticsearch: 'test', neo4j: 'test' },
+        endpoints: { elasticsearch: 'test' },
         close: () => Promise.resolve(),
       }),
     async replay(data: FrictionContractData) {
       await indexFrictionData(data, this.writer(), this.writeAccess, this.toolCallWriter());
-      await observeFrictionData(data, new Neo4jObserverGraphWriter(driver, observerSettings()));
       await client.indices.refresh({ index: Object.values(indices) });
     },
     async close() {
       await client.indices.delete({ index: Object.values(indices), ignore_unavailable: true });
-      for (const tenantId of tenants) {
-        await driver.executeQuery('MATCH (n {tenantId: $tenantId}) DETACH DELETE n', { tenantId });
-      }
       await client.close();
-      await driver.close();
     },
   };
 }
 
-describeFrictionSourceContract('distributed (Elasticsearch + Neo4j)', async () => {
+describeFrictionSourceContract('distributed (Elasticsearch)', async () => {
   const stores = distributedStores('it-friction-contract');
   await stores.setUp();
   return {
@@ -170,7 +146,7 @@ describe('tool calls through the retrieval indexer (real Elasticsearch)', () => 
   });
 });
 
-describe('engram friction-report --distributed (real Elasticsearch and Neo4j)', () => {
+describe('engram friction-report --distributed (real Elasticsearch)', () => {
   const stores = distributedStores('it-friction-cli');
   const dir = mkdtempSync(join(tmpdir(), 'engram-friction-distributed-'));
   const tenantId = stores.tenant('friction-cli');
@@ -182,7 +158,6 @@ describe('engram friction-report --distributed (real Elasticsearch and Neo4j)', 
     await stores.replay(data);
     const infra = inject('infra');
     process.env.ENGRAM_ES_URL = infra.elasticsearchUrl;
-    process.env.ENGRAM_NEO4J_URL = infra.neo4jUrl;
     // The proposals go to review on memory.proposals.v1 of this Kafka (issue #21's review loop).
     process.env.ENGRAM_KAFKA_BROKERS = infra.kafkaBrokers.join(',');
     process.env.ENGRAM_SCHEMA_REGISTRY_URL = infra.registryUrl;
@@ -239,14 +214,17 @@ describe('engram friction-report --distributed (real Elasticsearch and Neo4j)', 
     const titles = report.proposals.map((p) => `${p.kind}: ${p.title}`);
     expect(titles).toEqual(
       expect.arrayContaining([
-        'recurring-failure: Bash keeps failing with "ECONNREFUSED <n>:<n> in <path>"',
-        'recurring-failure: Bash keeps failing with "flaky run <n>"',
+        'recurring-failure: Bash `npm run migrate` keeps failing with "ECONNREFUSED <n>:<n> in <path>"',
+        'recurring-failure: Bash `make e2e` keeps failing with "flaky run <n>"',
         `stale-memory: Stale gotcha still injected: "refresh.ts retries twice"`,
       ]),
     );
     expect(report.proposals.map((p) => p.kind)).toContain('repeated-correction');
-    // The retry loop, from the tool-call index, and its failed calls in the timeline.
-    expect(titles).toContain('tool-misuse: Bash `make e2e` rerun while it keeps failing');
+    // The retry loop of the same command is one finding with that failure (as in embedded
+    // mode, now that the tool calls name the command), and its failed calls are in the timeline.
+    expect(report.proposals.find((p) => p.title.includes('`make e2e`'))?.alsoSeenAs).toEqual([
+      'tool-misuse',
+    ]);
     expect(report.timeline).toEqual(
       expect.arrayContaining([{ day: '2026-11-20', count: 6, kind: 'tool-misuse' }]),
     );
@@ -279,7 +257,7 @@ describe('engram friction-report --distributed (real Elasticsearch and Neo4j)', 
   });
 });
 
-describe('the distributed report on a generated organisation (real Elasticsearch and Neo4j)', () => {
+describe('the distributed report on a generated organisation (real Elasticsearch)', () => {
   const stores = distributedStores('it-friction-org');
   const tenantId = stores.tenant('friction-org');
   const size = { developers: 10, weeks: 2, turnsPerSession: 10, callsPerSession: 200 };
@@ -289,7 +267,6 @@ describe('the distributed report on a generated organisation (real Elasticsearch
 
   it('should find the planted frictions from aggregations, in seconds', async () => {
     const organisation = await generateDistributedOrganisation(tenantId, size, {
-      graph: new Neo4jObserverGraphWriter(stores.driver, observerSettings()),
       writer: stores.writer(),
       writeAccess: stores.writeAccess,
       toolCalls: stores.toolCallWriter(),

@@ -1,5 +1,6 @@
 import type { Client } from '@elastic/elasticsearch';
 import type {
+  FailurePatternRow,
   FrictionDayCount,
   FrictionScope,
   FrictionSettings,
@@ -14,6 +15,12 @@ import {
   termsSource,
 } from './friction-composite';
 import {
+  AGENT_SAMPLE,
+  failurePatternsOf,
+  sampleAggregations,
+  type PatternSessionKey,
+} from './friction-failure-pattern-rows';
+import {
   measureAggregations,
   measuredOf,
   recurringFailureDays,
@@ -27,7 +34,7 @@ import type { Filter } from './recall-search';
 
 /**
  * The friction report's reads of the tool-call index (distributed mode; retrieval-tool-calls.ts):
- * retry loops and the failure timeline, as composite aggregations paged by their `after` key
+ * recurring failures, retry loops and the failure timeline, as composite aggregations paged by their `after` key
  * (one bucket per command of a turn per UTC day, or per error pattern of a session per day),
  * folded as the embedded SQL groups the failed calls. Every read filters by the scope's tenant.
  */
@@ -37,6 +44,33 @@ export class ElasticsearchToolCallReads {
     private readonly index: string,
     private readonly pageSize: number,
   ) {}
+
+  /**
+   * Recurring failures (the embedded source's failurePatterns): one bucket per error pattern of
+   * a session, with its measures and smallest message and command.
+   */
+  async failurePatterns(
+    window: FrictionWindow,
+    scope: FrictionScope,
+    settings: FrictionSettings,
+  ): Promise<FailurePatternRow[]> {
+    const query = this.failedCalls(window, scope, { exists: { field: 'errorPattern' } });
+    const sources = ['tenantId', 'projectId', 'toolName', 'errorPattern', 'sessionId'].map(
+      (field) => ({ [field]: termsSource(field) }),
+    );
+    const buckets = [];
+    for await (const page of compositePages<PatternSessionKey>(
+      this.client,
+      this.index,
+      query,
+      sources,
+      this.pageSize,
+      { ...measureAggregations(settings.maxEvidence, AGENT_SAMPLE), ...sampleAggregations },
+    )) {
+      buckets.push(...page);
+    }
+    return failurePatternsOf(buckets, settings);
+  }
 
   /** Retry habits (the embedded source's retryLoops). */
   async retryLoops(

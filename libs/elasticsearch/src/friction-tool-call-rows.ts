@@ -10,6 +10,7 @@ import type { CompositeBucket } from './friction-composite';
 /** What each bucket measures of its failed calls (`sample` smallest event and agent ids). */
 export function measureAggregations(
   sample: number,
+  agentSample = sample,
 ): Record<string, AggregationsAggregationContainer> {
   return {
     durationMs: { sum: { field: 'durationMs' } },
@@ -17,7 +18,7 @@ export function measureAggregations(
     firstAt: { min: { field: 'timestamp' } },
     lastAt: { max: { field: 'timestamp' } },
     eventIds: { terms: { field: 'eventId', size: sample, order: { _key: 'asc' } } },
-    agentIds: { terms: { field: 'agentId', size: sample, order: { _key: 'asc' } } },
+    agentIds: { terms: { field: 'agentId', size: agentSample, order: { _key: 'asc' } } },
   };
 }
 

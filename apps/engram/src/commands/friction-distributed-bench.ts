@@ -1,22 +1,15 @@
 // A generated organisation for the distributed friction report (test support and measurement,
-// not part of the CLI): what the indexer and the observer would have written for developers ×
-// working days × 2 sessions a day, with frictions planted. User turns, tool calls and memories go
-// through the retrieval indexer; the sessions and their error patterns through the observer's
-// graph writer as the observer's per-session facts (one row per session and pattern — the same
-// failures as the tool calls, without replaying every call through the observer stage).
+// not part of the CLI): what the retrieval indexer would have written for developers × working
+// days × 2 sessions a day, with frictions planted — user turns, tool calls and memories, through
+// the indexer itself.
 import type { ToolCallIndex } from '@engram/app-retrieval';
 import type { Typed } from '@engram/contracts';
 import {
   DEFAULT_FRICTION_SETTINGS,
-  emptyGraphBatch,
-  errorKeyOf,
   frictionReportFrom,
-  idOf,
   normaliseErrorMessage,
   type FrictionReportWithGaps,
   type FrictionSource,
-  type ObserverGraphBatch,
-  type ObserverGraphWriter,
   type RecallStoreWriter,
   type AccessUpdate,
 } from '@engram/core';
@@ -81,20 +74,18 @@ function noise(s: number): { correction: string; error: string } {
 }
 
 /**
- * Writes the organisation of `tenantId`: graph rows in batches of 100 sessions, turns in
+ * Writes the organisation of `tenantId`: turns and tool calls in
  * batches of 5,000, then the memories (20 of them stale and served since) and their accesses.
  */
 export async function generateDistributedOrganisation(
   tenantId: string,
   size: DistributedOrganisationSize,
   stores: {
-    graph: ObserverGraphWriter;
     writer: RecallStoreWriter;
     writeAccess: (updates: AccessUpdate[]) => Promise<{ failed: AccessUpdate[] }>;
     toolCalls: ToolCallIndex;
   },
 ): Promise<GeneratedOrganisation> {
-  let batch: ObserverGraphBatch = emptyGraphBatch();
   let turns: Typed<'PromptSubmitted'>[] = [];
   let calls: Typed<'ToolCallObserved'>[] = [];
   let sessions = 0;
@@ -149,49 +140,11 @@ export async function generateDistributedOrganisation(
             parentEpisodeId: null,
           });
         }
-        const end = at + size.turnsPerSession * MINUTE;
-        batch.sessions.push({
-          tenantId,
-          projectId,
-          sessionId,
-          agentId,
-          startedAt: at,
-          lastActivityAt: end,
-          endedAt: end,
-          toolCalls: size.callsPerSession,
-        });
-        const messages = [
-          ...(s % 3 === 0 && s % 5 < PLANTED_ERRORS.length ? [PLANTED_ERRORS[s % 5]] : []),
-          noise(s).error,
-        ];
         calls.push(...sessionToolCalls({ tenantId, projectId, sessionId, agentId, at }, s, size));
-        for (const message of messages) {
-          const normalisedError = normaliseErrorMessage(message);
-          batch.errors.push({
-            tenantId,
-            projectId,
-            sessionId,
-            // The observer's ErrorPattern key (apps/observer session-facts errorPatternHash).
-            hash: idOf('error_pattern', errorKeyOf('Bash', normalisedError)),
-            toolName: 'Bash',
-            normalisedError,
-            sampleMessage: message,
-            occurrences: 3,
-            episodes: 1,
-            resolvedEpisodes: 0,
-            lastResolution: 'unresolved',
-            lastSeenAt: at + 10 * MINUTE,
-          });
-        }
-        if (batch.sessions.length >= 100) {
-          await stores.graph.write(batch);
-          batch = emptyGraphBatch();
-        }
         if (turns.length + calls.length >= 5_000) await flushTurns();
       }
     }
   }
-  await stores.graph.write(batch);
   await flushTurns();
   const memories = Array.from({ length: 10 * STALE_MEMORIES }, (_, i) => ({
     memoryId: `${tenantId}-m${i}`,
@@ -230,9 +183,9 @@ export async function generateDistributedOrganisation(
 
 /**
  * The tool calls of session `s`, spread over its turns: mostly successes; each of its error
- * messages failing three times in three turns (one command each: no loop), as the graph's error
- * rows say; in every 4th session the planted retry loop, three failures in one turn (no message:
- * no error pattern, so not a recurring failure as well).
+ * messages failing three times in three turns (one command each: no loop); in every 4th session
+ * the planted retry loop, three failures in one turn (no message: no error pattern, so not a
+ * recurring failure as well).
  */
 function sessionToolCalls(
   envelope: { tenantId: string; projectId: string; sessionId: string; agentId: string; at: number },
@@ -245,9 +198,12 @@ function sessionToolCalls(
     ...(s % 3 === 0 && s % 5 < PLANTED_ERRORS.length ? [PLANTED_ERRORS[s % 5]] : []),
     noise(s).error,
   ];
-  messages.forEach((error, m) => {
+  messages.forEach((error: string, m) => {
     for (let j = 0; j < 3; j += 1) {
-      failures.set((10 + 40 * j + m) % calls, { command: `check ${m}`, error });
+      // One command per message: a planted failure is its own finding, not merged with another.
+      const planted = (PLANTED_ERRORS as readonly string[]).indexOf(error);
+      const command = planted >= 0 ? `check ${planted}` : `check ${word(2 * s)}`;
+      failures.set((10 + 40 * j + m) % calls, { command, error });
     }
   });
   if (s % 4 === 1) {

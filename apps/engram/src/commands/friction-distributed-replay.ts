@@ -1,25 +1,16 @@
 // Test support (not part of the CLI): replays the friction contract's data
 // (libs/core/src/ports/testing/friction-source.contract.ts) into the stores a friction source
 // reads, through the project's own writers — the retrieval indexer for user turns, memories and
-// tool calls, the store's access write-back for recalls, the observer stage for the graph — so a contract
-// run on either mode reads what the services would have written.
-import type { Memory, Typed } from '@engram/contracts';
-import {
-  observerSettings,
-  type AccessUpdate,
-  type AnyStageOutput,
-  type Delivered,
-  type RawStageOutput,
-  type RecallStoreWriter,
-} from '@engram/core';
-import type { ObserverGraphWriter } from '@engram/neo4j';
+// tool calls, the store's access write-back for recalls — so a contract run on either mode reads
+// what the services would have written.
+import type { Memory } from '@engram/contracts';
+import type { AccessUpdate, Delivered, RecallStoreWriter } from '@engram/core';
 import { contractEmbedder } from '../../../../libs/core/src/ports/testing/recall-store.contract';
 import type {
   ContractAccess,
   ContractMemory,
   FrictionContractData,
 } from '../../../../libs/core/src/ports/testing/friction-source.contract';
-import { DEFAULT_OBSERVER_TOPICS, ObserverStage } from '@engram/app-observer';
 import { RetrievalIndexer, type ToolCallIndex } from '@engram/app-retrieval';
 import { memoryRecord } from '@engram/app-retrieval/testing';
 
@@ -68,49 +59,4 @@ export async function indexFrictionData(
   await indexer.handleMemories(delivered(data.memories.map(contractMemoryRecord), 'memories'));
   const { failed } = await writeAccess(data.accesses.map(contractAccessUpdate));
   if (failed.length > 0) throw new Error(`access write-back failed for ${failed.length} memories`);
-}
-
-/**
- * The tool calls, then the sessions' ends, through the observer stage (as its consumer would
- * deliver them), its graph batches written by `writer`; the stage's changelog is kept in memory.
- */
-export async function observeFrictionData(
-  data: Pick<FrictionContractData, 'toolCalls' | 'sessionEnds'>,
-  writer: ObserverGraphWriter,
-): Promise<void> {
-  const log = new Map<string, Buffer>();
-  const stage = new ObserverStage(DEFAULT_OBSERVER_TOPICS, {
-    settings: observerSettings(),
-    restore: () => Promise.resolve(new Map(log)),
-    writer,
-    // Every tool call is consumed before the lifecycle events are read: they apply at once.
-    positions: {
-      endOffset: () => Promise.resolve(0),
-      committedOffsets: (partitions) => Promise.resolve(new Map(partitions.map((p) => [p, 0]))),
-    },
-    redact: (text) => text,
-  });
-  const commit = (outputs: AnyStageOutput[]) => {
-    for (const message of (outputs[0] as RawStageOutput).messages) {
-      const key = String(message.key);
-      if (message.value === null) log.delete(key);
-      else log.set(key, message.value as Buffer);
-    }
-    stage.committed();
-  };
-  const byTime = <E extends { timestamp: number }>(events: readonly E[]) =>
-    [...events].sort((a, b) => a.timestamp - b.timestamp);
-  commit(
-    await stage.toolCallStage.transform(
-      delivered<Typed<'ToolCallObserved'>>(
-        byTime(data.toolCalls),
-        DEFAULT_OBSERVER_TOPICS.toolCalls,
-      ),
-    ),
-  );
-  commit(
-    await stage.lifecycleStage.transform(
-      delivered(byTime(data.sessionEnds), DEFAULT_OBSERVER_TOPICS.lifecycle),
-    ),
-  );
 }

@@ -15,12 +15,11 @@ import {
   type StaleMemoryRow,
 } from '@engram/core';
 import type { ElasticsearchFrictionReads } from '@engram/elasticsearch';
-import type { Neo4jFrictionReads } from '@engram/neo4j';
 
 /**
  * What distributed mode cannot read as the embedded report does, and why: the indexer keeps user
- * turns, memories and tool calls in Elasticsearch, the observer keeps per-session facts in Neo4j;
- * agent and system prompts and lifecycle events are kept by neither. Listed in every output of
+ * turns, memories and tool calls in Elasticsearch; agent and system prompts and lifecycle events
+ * are kept nowhere on the servers. Listed in every output of
  * the report and in docs/friction-report.md.
  */
 export const DISTRIBUTED_FRICTION_GAPS: readonly FrictionSignalGap[] = [
@@ -32,30 +31,19 @@ export const DISTRIBUTED_FRICTION_GAPS: readonly FrictionSignalGap[] = [
       'system prompts and lifecycle events are indexed nowhere, so the count is lower than in ' +
       'embedded mode (and a session with none of the first two is not counted)',
   },
-  {
-    signal: 'failure-cost',
-    partial: true,
-    reason:
-      "recurring failures come from the observer graph's error patterns per session, which keep " +
-      'no tool time, tokens, event ids or failing command: the cost counts occurrences only, the ' +
-      'evidence names sessions (not events), a failure is not merged with a retry habit of the ' +
-      "same command, a session's occurrences count whole when its last hit is in the window, and " +
-      'errors still open in sessions the observer has not closed are not in the graph yet',
-  },
 ];
 
 export interface DistributedFrictionStores {
   elasticsearch: ElasticsearchFrictionReads;
-  neo4j: Neo4jFrictionReads;
-  /** Where each store is, for the message when one cannot be reached. */
-  endpoints: { elasticsearch: string; neo4j: string };
+  /** Where the store is, for the message when it cannot be reached. */
+  endpoints: { elasticsearch: string };
   close(): Promise<void>;
 }
 
 /**
- * The friction source of distributed mode: Elasticsearch aggregations and paged reads (user
- * turns, tool calls, stale memories) and Neo4j aggregations (error patterns), composed behind the
- * core's port. The signals neither store holds are declared (`gaps`), never faked.
+ * The friction source of distributed mode: Elasticsearch aggregations (tool calls, user turns'
+ * sessions) and paged reads (user turns, stale memories) behind the core's port. The signals the
+ * servers do not hold are declared (`gaps`), never faked.
  */
 export class DistributedFrictionSource implements FrictionSource {
   readonly mode = 'distributed';
@@ -79,12 +67,15 @@ export class DistributedFrictionSource implements FrictionSource {
     return { sessions: sessions.size, events: calls.count + turns.turns };
   }
 
+  /** Aggregations over the tool-call index (a bucket per error pattern of a session). */
   failurePatterns(
     window: FrictionWindow,
     scope: FrictionScope,
     settings: FrictionSettings,
   ): Promise<FailurePatternRow[]> {
-    return this.neo4j(() => this.stores.neo4j.failurePatterns(window, scope, settings));
+    return this.elasticsearch(() =>
+      this.stores.elasticsearch.toolCalls.failurePatterns(window, scope, settings),
+    );
   }
 
   /** Aggregations over the tool-call index (as the embedded SQL over the event log). */
@@ -143,10 +134,6 @@ export class DistributedFrictionSource implements FrictionSource {
 
   private elasticsearch<T>(read: () => Promise<T>): Promise<T> {
     return withEndpoint(read, `Elasticsearch at ${this.stores.endpoints.elasticsearch}`);
-  }
-
-  private neo4j<T>(read: () => Promise<T>): Promise<T> {
-    return withEndpoint(read, `Neo4j at ${this.stores.endpoints.neo4j}`);
   }
 }
 

@@ -26,7 +26,6 @@ describe('the distributed friction source', () => {
     async () => {
       const source = openDistributedFrictionSource({
         elasticsearch: { url: 'http://127.0.0.1:9' },
-        neo4j: { url: 'bolt://127.0.0.1:9' },
         topicPrefix: '',
       });
       try {
