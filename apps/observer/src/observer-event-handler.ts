@@ -5,6 +5,7 @@ import {
   addSignals,
   commitFileChanges,
   consolidationCandidates,
+  countToolCall,
   expireIdle,
   manifestFileChanges,
   markConsolidated,
@@ -67,6 +68,9 @@ export class ObserverEventHandler {
     session.seen.add(call);
     session.changed = true;
     this.noteActivity(session, call.timestamp);
+    const scratchpad = this.records.padOf(work, session);
+    countToolCall(scratchpad.pad);
+    scratchpad.changed = true;
     this.applySignals(work, session, result.signals, call.timestamp);
   }
 

@@ -2,7 +2,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { LifecycleEvent, Memory } from '@engram/contracts';
+import type { LifecycleEvent, Memory, Typed } from '@engram/contracts';
 import { observerSettings, topNeighbours } from '@engram/core';
 import { SqliteEventLog, SqliteEventLogAdapter, SqliteObserverGraph } from '@engram/embedded';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -35,12 +35,21 @@ const WORK: CallSpec[] = [
 ];
 const SESSIONS = 4;
 
-function recording() {
+/** `workUnits`: each session's validation names its own spec (else none). */
+function recording(workUnits = false) {
   const calls = Array.from({ length: SESSIONS }, (_, i) =>
     sessionCalls(ACME, `s${i}`, WORK, T0 + i * HOUR),
   );
+  const specOf = (i: number) => ({
+    methodology: 'native',
+    hierarchy: [`spec_${i}`],
+    label: `Spec ${i}`,
+  });
   const lifecycle: LifecycleEvent[] = calls.flatMap((_, i) => [
-    validationPassed(ACME, `s${i}`, T0 + i * HOUR + 40_000),
+    {
+      ...validationPassed(ACME, `s${i}`, T0 + i * HOUR + 40_000),
+      ...(workUnits && { workUnitRef: specOf(i) }),
+    },
     sessionEnded(ACME, `s${i}`, T0 + i * HOUR + 60_000),
   ]);
   return { calls, lifecycle, events: calls.flat().length + lifecycle.length };
@@ -92,6 +101,14 @@ describe('observer on the embedded log and graph', () => {
       retry: { initialMs: 5, maxMs: 50 },
     });
 
+  /** The hook's events, as the spool publishes them: tool calls, then lifecycle. */
+  async function publish(calls: Typed<'ToolCallObserved'>[][], lifecycle: LifecycleEvent[]) {
+    const codecs = observerCodecs(DEFAULT_OBSERVER_TOPICS);
+    const port = new SqliteEventLogAdapter(log);
+    await port.publish(codecs.toolCalls, calls.flat());
+    await port.publish(codecs.lifecycle, lifecycle);
+  }
+
   const memories = (): Memory[] =>
     [...log.latestByKey(DEFAULT_OBSERVER_TOPICS.memories, [0, 1, 2]).values()].map(
       (value) => JSON.parse(value.toString('utf8')) as Memory,
@@ -100,10 +117,7 @@ describe('observer on the embedded log and graph', () => {
   it('should build the graph the core computes and promote memories, once', async () => {
     const { calls, lifecycle, events } = recording();
     const observer = await start();
-    const codecs = observerCodecs(DEFAULT_OBSERVER_TOPICS);
-    const port = new SqliteEventLogAdapter(log);
-    await port.publish(codecs.toolCalls, calls.flat());
-    await port.publish(codecs.lifecycle, lifecycle);
+    await publish(calls, lifecycle);
     await settled(observer, events);
     await observer.stop();
 
@@ -133,18 +147,14 @@ describe('observer on the embedded log and graph', () => {
   it('should ignore the events of ended sessions published again', async () => {
     const { calls, lifecycle, events } = recording();
     const observer = await start();
-    const codecs = observerCodecs(DEFAULT_OBSERVER_TOPICS);
-    const port = new SqliteEventLogAdapter(log);
-    await port.publish(codecs.toolCalls, calls.flat());
-    await port.publish(codecs.lifecycle, lifecycle);
+    await publish(calls, lifecycle);
     await settled(observer, events);
     const memoriesBefore = log.endOffsets(DEFAULT_OBSERVER_TOPICS.memories);
     const stateBefore = log.latestByKey(DEFAULT_OBSERVER_TOPICS.projectState, [0, 1, 2]);
     const neighbours = await graph.topCoAccessNeighbours({ ...ACME, path: TOKEN, k: 5 });
 
     // The hook's spool sends everything again: same events, same ids.
-    await port.publish(codecs.toolCalls, calls.flat());
-    await port.publish(codecs.lifecycle, lifecycle);
+    await publish(calls, lifecycle);
     await settled(observer, 2 * events);
     await observer.stop();
 
@@ -152,5 +162,30 @@ describe('observer on the embedded log and graph', () => {
     expect(log.endOffsets(DEFAULT_OBSERVER_TOPICS.memories)).toEqual(memoriesBefore);
     expect(log.latestByKey(DEFAULT_OBSERVER_TOPICS.projectState, [0, 1, 2])).toEqual(stateBefore);
     expect(await graph.topCoAccessNeighbours({ ...ACME, path: TOKEN, k: 5 })).toEqual(neighbours);
+  });
+
+  it('should record each work unit validated once, and not again when the events come again', async () => {
+    const { calls, lifecycle, events } = recording(true);
+    const observer = await start();
+    await publish(calls, lifecycle);
+    await settled(observer, events);
+    const outcomes = memories().filter((m) => m.memoryType === 'work_unit_outcome');
+    expect(outcomes.map((m) => m.content).sort()).toEqual(
+      Array.from(
+        { length: SESSIONS },
+        (_, i) => `Spec ${i} (spec_${i}): succeeded after 6 steps, edited ${SESSION}, ${TOKEN}`,
+      ),
+    );
+    expect(outcomes.every((m) => m.scope === 'work_unit' && m.workUnitOutcome?.succeeded)).toBe(
+      true,
+    );
+    expect(observer.stage.counters.workUnitOutcomes).toBe(SESSIONS);
+    const memoriesBefore = log.endOffsets(DEFAULT_OBSERVER_TOPICS.memories);
+
+    await publish(calls, lifecycle);
+    await settled(observer, 2 * events);
+    await observer.stop();
+    expect(observer.stage.counters.workUnitOutcomes).toBe(SESSIONS);
+    expect(log.endOffsets(DEFAULT_OBSERVER_TOPICS.memories)).toEqual(memoriesBefore);
   });
 });

@@ -16,10 +16,7 @@ import { delivered, harness } from './testing/observer-stage-harness';
 const SPEC: WorkUnitRef = { methodology: 'native', hierarchy: ['spec_7'], label: 'Token refresh' };
 const A = 'src/auth/token.ts';
 const B = 'src/auth/session.ts';
-/**
- * s1's work on the spec: 4 calls, edits of A and B, a failing test run. Steps are those the
- * signals witness: the test run's error, unresolved yet, has no signal — 3 steps.
- */
+/** s1's work on the spec: 4 calls, edits of A and B, a failing test run. */
 const WORK = sessionCalls(ACME, 's1', [read(A), edit(A), edit(B), bash('npm test', 'FAIL 1')]);
 
 const passed = (at = T0 + 60_000): Typed<'ValidationPassed'> => ({
@@ -80,8 +77,8 @@ describe('ObserverStage: work unit outcomes', () => {
       sessionId: 's1',
       timestamp: T0 + 60_000,
       relatedFiles: [B, A],
-      content: `Token refresh (spec_7): succeeded after 3 steps, edited ${B}, ${A}`,
-      workUnitOutcome: { succeeded: true, filesModified: [B, A], stepsTaken: 3, retryCount: 0 },
+      content: `Token refresh (spec_7): succeeded after 4 steps, edited ${B}, ${A}`,
+      workUnitOutcome: { succeeded: true, filesModified: [B, A], stepsTaken: 4, retryCount: 0 },
     });
     expect(stage.counters.workUnitOutcomes).toBe(1);
   });
@@ -138,7 +135,7 @@ describe('ObserverStage: work unit outcomes', () => {
     expect(written).toHaveLength(1);
     expect(written[0]).toMatchObject({
       workUnitRef: { hierarchy: ['spec_7', 'st_1'] },
-      content: `Subtask 1 (spec_7/st_1): succeeded after 3 steps, edited ${B}, ${A}`,
+      content: `Subtask 1 (spec_7/st_1): succeeded after 4 steps, edited ${B}, ${A}`,
     });
   });
 });

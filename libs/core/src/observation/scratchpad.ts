@@ -29,6 +29,11 @@ export interface ScratchpadSegment {
   closedAt: number | null;
   /** Set when promoted (the signals are then dropped). */
   digest: SegmentDigest | null;
+  /**
+   * Tool calls of the attempt (`countToolCall`), kept when the signals are dropped: the work
+   * unit outcome's `stepsTaken`. Absent in segments written before calls were counted.
+   */
+  calls?: number;
 }
 
 /**
@@ -59,6 +64,8 @@ export interface Scratchpad {
   consolidated: boolean;
   lastActivityAt: number;
   recentEventIds: string[];
+  /** Tool calls since the last segment closed, not in a segment yet: the next one's. */
+  uncountedCalls?: number;
 }
 
 /** The scratchpad a session's events go to: its work unit's (root), else its own. */
@@ -124,9 +131,27 @@ export function openSegment(pad: Scratchpad, at: number): ScratchpadSegment {
     closedAt: null,
     digest: null,
   };
+  // The calls that came before the segment's first signal are its attempt's too.
+  if ((pad.uncountedCalls ?? 0) > 0) {
+    segment.calls = pad.uncountedCalls;
+    delete pad.uncountedCalls;
+  }
   pad.nextSegmentId += 1;
   pad.segments.push(segment);
   return segment;
+}
+
+/**
+ * One tool call of the pad's work, counted in the open segment (or held for the next one: a
+ * segment opens with its first signal). Not activity: idleness stays the signals' and verdicts'.
+ */
+export function countToolCall(pad: Scratchpad): void {
+  const last = pad.segments[pad.segments.length - 1];
+  if (last !== undefined && last.status === 'open' && last.closedAt === null) {
+    last.calls = (last.calls ?? 0) + 1;
+  } else {
+    pad.uncountedCalls = (pad.uncountedCalls ?? 0) + 1;
+  }
 }
 
 export function addSignals(

@@ -14,11 +14,6 @@ export interface SegmentDigest {
   /** Co-accesses across two modules, keyed `moduleA\u0000moduleB` (sorted). */
   modulePairs: Record<string, number>;
   deadEnds: number;
-  /**
-   * Distinct tool-call steps the segment's signals came from, for the work unit's outcome
-   * (`stepsTaken`). Optional: digests written before outcomes were recorded have none.
-   */
-  steps?: number;
 }
 
 export function digestSignals(
@@ -31,7 +26,6 @@ export function digestSignals(
     backtracks: {},
     modulePairs: {},
     deadEnds: 0,
-    steps: stepsOfSignals(signals),
   };
   for (const signal of signals) {
     switch (signal.type) {
@@ -69,9 +63,4 @@ export function digestSignals(
 
 function bump(counts: Record<string, number>, key: string, by: number): void {
   counts[key] = (counts[key] ?? 0) + by;
-}
-
-/** Distinct (session, step) pairs the signals were derived from: the steps they witness. */
-export function stepsOfSignals(signals: readonly ObserverSignal[]): number {
-  return new Set(signals.map((signal) => `${signal.sessionId}\u0000${signal.stepIndex}`)).size;
 }

@@ -1,7 +1,7 @@
 import type { WorkUnitRef } from '@engram/contracts';
 import { describe, expect, it } from 'vitest';
 import { observerSettings } from './observer-settings';
-import { addNote, addSignals, newScratchpad, type Scratchpad } from './scratchpad';
+import { addNote, addSignals, countToolCall, newScratchpad, type Scratchpad } from './scratchpad';
 import {
   markPromoted,
   onSubtaskValidated,
@@ -22,6 +22,7 @@ const SPEC: WorkUnitRef = {
 function work(pad: Scratchpad, sessionId: string, files: string[], startAt = T0): void {
   const calls = files.flatMap((file, i) => [read(2 * i, file), edit(2 * i + 1, file)]);
   const { signals } = runSession(calls, { sessionId, startAt });
+  for (let call = 0; call < calls.length; call += 1) countToolCall(pad);
   addSignals(pad, sessionId, signals, startAt);
 }
 

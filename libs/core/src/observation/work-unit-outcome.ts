@@ -1,6 +1,6 @@
 import type { LifecycleEvent, WorkUnitRef } from '@engram/contracts';
 import type { Scratchpad, ScratchpadSegment } from './scratchpad';
-import { stepsOfSignals } from './segment-digest';
+import type { ObserverSignal } from './signals';
 
 /** The verdicts that close a work unit (or one of its subtasks) and so record its outcome. */
 export type WorkUnitVerdict = Extract<
@@ -22,7 +22,7 @@ export interface WorkUnitOutcomeFacts {
   filesModified: string[];
   /** The agents' `remember_this` decisions made in the judged attempt, in order. */
   keyDecisions: string[];
-  /** Distinct tool-call steps witnessed by the attempt's signals. */
+  /** Tool calls of the attempt (segments written before calls were counted: their signals'). */
   stepsTaken: number;
   /** Attempts of this work unit discarded before the verdict (failed validations). */
   retryCount: number;
@@ -80,9 +80,7 @@ export function workUnitOutcomeFacts(
       .flatMap((segment) => segment.notes)
       .filter((note) => note.memoryType === 'decision')
       .map((note) => note.text),
-    stepsTaken:
-      stepsOfSignals(signals) +
-      judged.reduce((sum, segment) => sum + (segment.digest?.steps ?? 0), 0),
+    stepsTaken: judged.reduce((sum, segment) => sum + stepsOf(segment), 0),
     retryCount: retried.length,
     failureReason: succeeded ? null : failureReasonOf(verdict),
     sessionIds: [...sessionIds].sort(),
@@ -108,6 +106,10 @@ function judgedWholeUnit(pad: Scratchpad): ScratchpadSegment[] {
   return pad.segments.filter((segment) => segment.status !== 'failed');
 }
 
+function stepsOf(segment: ScratchpadSegment): number {
+  return segment.calls ?? stepsOfSignals(segment.signals);
+}
+
 function succeededOf(verdict: WorkUnitVerdict): boolean {
   switch (verdict.type) {
     case 'ValidationPassed':
@@ -129,4 +131,9 @@ function failureReasonOf(verdict: WorkUnitVerdict): string {
     .map((issue) => issue.description.trim())
     .filter((description) => description.length > 0);
   return blocking.length > 0 ? blocking.join('; ') : 'validation failed';
+}
+
+/** Distinct (session, step) pairs the signals were derived from: the steps they witness. */
+function stepsOfSignals(signals: readonly ObserverSignal[]): number {
+  return new Set(signals.map((signal) => `${signal.sessionId}\u0000${signal.stepIndex}`)).size;
 }
