@@ -199,6 +199,11 @@ describe('work unit outcome', () => {
     expect(failure.eventId).not.toBe(build().eventId);
     const other = workUnitOutcomeMemoryId('acme', 'acme/api', { workUnitRef: subtaskRef('x', 1) });
     expect(other).not.toBe(failure.memoryId);
+    const nested = (hierarchy: string[]) =>
+      workUnitOutcomeMemoryId('acme', 'acme/api', {
+        workUnitRef: { methodology: 'native', hierarchy, label: '' },
+      });
+    expect(nested(['x/a', 'b'])).not.toBe(nested(['x', 'a/b']));
   });
 
   it('should record nothing for a verdict seen before, or without a work unit', () => {

@@ -87,9 +87,12 @@ export function workUnitOutcomeFacts(
   };
 }
 
-/** The natural key of a work unit's outcome: one memory per work unit, each verdict replaces it. */
+/**
+ * The natural key of a work unit's outcome: one memory per work unit, each verdict replaces it.
+ * JSON, so ids with separators in them (`a/b` under `x`, `b` under `x/a`) stay apart.
+ */
 export function workUnitKeyOf(ref: WorkUnitRef): string {
-  return `work_unit:${ref.methodology}:${ref.hierarchy.join('/')}`;
+  return `work_unit:${JSON.stringify([ref.methodology, ...ref.hierarchy])}`;
 }
 
 function sameWorkUnit(a: WorkUnitRef, b: WorkUnitRef): boolean {
