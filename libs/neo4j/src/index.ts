@@ -4,4 +4,3 @@ export * from './observer-graph.types';
 export * from './observer-graph.cypher';
 export * from './observer-graph-writer';
 export * from './co-access-neighbours';
-export * from './friction-graph';

@@ -15,8 +15,9 @@ import type {
 /**
  * The friction report's reads (SPEC §9): the aggregated rows its detectors take, computed where
  * the data lives — SQL over the event log in embedded mode (libs/embedded
- * SqliteFrictionSource), Elasticsearch aggregations and Neo4j queries in distributed mode
- * (libs/elasticsearch + libs/neo4j) — never by loading every event into the process. One
+ * SqliteFrictionSource), Elasticsearch aggregations over the indexed user turns, tool calls and
+ * memories in distributed mode (libs/elasticsearch) — never by loading every event into the
+ * process. One
  * contract suite (ports/testing/friction-source.contract.ts) runs on both.
  *
  * Methods may answer synchronously (SQLite) or with a promise (a server): the report awaits both.
