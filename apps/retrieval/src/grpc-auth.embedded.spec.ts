@@ -1,5 +1,7 @@
 import { freePort } from '../../../test/support/free-port';
 import { status } from '@grpc/grpc-js';
+import { loadSync } from '@grpc/proto-loader';
+import { recallProtoPath } from '@engram/contracts';
 import { tenantTokens } from '@engram/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveRecallGrpc, type RecallStack } from './recall.runtime';
@@ -32,6 +34,7 @@ const RPCS: [rpc: string, request: object, needs: 'read' | 'write' | 'admin'][] 
   ['GetEpisodeChain', { scope: SCOPE, episode_id: 'e-3' }, 'read'],
   ['ReplayTopic', { scope: SCOPE, topic: 'auth token refresh' }, 'read'],
   ['GetFileNeighbors', { scope: SCOPE, file_path: 'src/auth/token.ts' }, 'read'],
+  ['ListForReview', { scope: SCOPE, limit: 10 }, 'read'],
   ['AnalyzeImpact', { scope: SCOPE, file_path: AUTH_FILE }, 'read'],
   [
     'Remember',
@@ -101,6 +104,12 @@ describe('engram.recall.v1 with tokens: every rpc × {no token, unknown, wrong t
     const { error } = await call(client, rpc, request, token);
     return error ? `${status[error.code]}: ${error.details}` : 'OK';
   }
+
+  it('should try every rpc the service defines', () => {
+    const service = loadSync(recallProtoPath())['engram.recall.v1.Recall'] as object;
+    const tried = new Set(RPCS.map(([rpc]) => rpc));
+    expect([...tried].sort()).toEqual(Object.keys(service).sort());
+  });
 
   it('should refuse every rpc without a token, with an unknown one, or a malformed header', async () => {
     const seen: string[] = [];
