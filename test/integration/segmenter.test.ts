@@ -6,14 +6,25 @@ import { prefixedTopics } from '../../apps/segmenter/src/segmenter.module';
 import { startSegmenter } from '../../apps/segmenter/src/segmenter.runtime';
 import { FAST_TAKEOVER_ENV, killAfterCommits } from './support/kill-rounds';
 import { serviceProcess } from './support/service-process';
-import { recordedStream } from './support/recorded-sessions';
-import { boundaryLines, publishRecording } from './support/segmenter-recording';
+import { recordedStream, type RecordedStream } from './support/recorded-sessions';
+import { boundaryLines, publishRecording, segmenterPublisher } from './support/segmenter-recording';
 import { uniqueName } from './support/unique';
 
 const ROOT = join(__dirname, '..', '..');
 const SESSIONS = 60;
 const PARTITIONS = 3;
 const KILLS = 5;
+
+/** The i-th of KILLS + 1 slices of whole sessions (sessions are numbered in time order). */
+function sliceOf(stream: RecordedStream, i: number): RecordedStream {
+  const inSlice = (event: { sessionId: string }) =>
+    Math.floor((Number(event.sessionId.split('-').at(-1)) * (KILLS + 1)) / SESSIONS) === i;
+  return {
+    prompts: stream.prompts.filter(inSlice),
+    toolCalls: stream.toolCalls.filter(inSlice),
+    lifecycle: stream.lifecycle.filter(inSlice),
+  };
+}
 
 describe('segmenter service on real Kafka', () => {
   const stream = recordedStream(SESSIONS);
@@ -59,7 +70,7 @@ describe('segmenter service on real Kafka', () => {
     expect(reference.length).toBeGreaterThan(0);
     const prefix = `${uniqueName('it-seg-kill')}.`;
     const topics = prefixedTopics(prefix);
-    await publishRecording(topics, stream, PARTITIONS);
+    await publishRecording(topics, sliceOf(stream, 0), PARTITIONS);
     const env = {
       ...FAST_TAKEOVER_ENV,
       ENGRAM_KAFKA_BROKERS: inject('infra').kafkaBrokers.join(','),
@@ -73,19 +84,31 @@ describe('segmenter service on real Kafka', () => {
       ENGRAM_RETRY_MAX_MS: '2000',
     };
     const service = serviceProcess('segmenter', env);
-    // Issue #19, finding 6: each kill comes after a commit this process made, plus 0–150 ms.
-    const kills = await killAfterCommits(service, {
-      groupId: `${prefix}engram-segmenter`,
-      inputs: [topics.prompts, topics.toolCalls, topics.lifecycle],
-      kills: KILLS,
-      onKill: (round, committed) =>
-        console.log(
-          `[segmenter] round ${round}: SIGKILL after committed input offsets ${committed}`,
-        ),
-    });
-    // A restarted member takes whole partition backlogs per batch, so the input can run out before
-    // the fifth kill (4–5 in local runs); fewer than three would no longer test restarts.
-    expect(kills.length).toBeGreaterThanOrEqual(3);
+    // Issue #19, finding 6: each kill comes after a commit this process made, plus 0–150 ms. The
+    // sessions arrive in KILLS + 1 slices, one before each round, so every round has input left
+    // (all at once, a restarted member took whole partition backlogs and the input could run out
+    // after two kills).
+    const publisher = await segmenterPublisher(topics);
+    const kills: number[] = [];
+    try {
+      for (let round = 1; round <= KILLS; round += 1) {
+        if (round > 1) await publisher.publish(sliceOf(stream, round - 1));
+        const killedAt = await killAfterCommits(service, {
+          groupId: `${prefix}engram-segmenter`,
+          inputs: [topics.prompts, topics.toolCalls, topics.lifecycle],
+          kills: 1,
+          onKill: (_, committed) =>
+            console.log(
+              `[segmenter] round ${round}: SIGKILL after committed input offsets ${committed}`,
+            ),
+        });
+        kills.push(...killedAt);
+      }
+      await publisher.publish(sliceOf(stream, KILLS));
+    } finally {
+      await publisher.disconnect();
+    }
+    expect(kills.length).toBe(KILLS);
     const last = service.start();
     try {
       const lines = await boundaryLines(topics, reference.length);
