@@ -41,4 +41,16 @@ export interface ToolCallObserved extends EventEnvelope {
   durationMs: number;
   tokensUsed: number | null;
   mcp: boolean;
+  /**
+   * Steps of the plan this call wrote, when it wrote the agent's plan (a todo list: Claude Code
+   * TodoWrite, Codex update_plan); feeds task_calibration. Optional in TypeScript because it was
+   * added after v1 (Avro default null): producers that predate it omit it, records written before
+   * it decode with null.
+   */
+  plannedSteps?: number | null;
+  /**
+   * MCP tools only: the text of the tool's result, redacted and capped (`resultSummary` cap,
+   * text-caps.ts); feeds e2e_observation. Optional for the same reason as `plannedSteps`.
+   */
+  resultSummary?: string | null;
 }

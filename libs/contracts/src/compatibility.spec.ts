@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { loadAvroSchema } from './avro-schemas';
+import { loadAvroSchema, parseAvroType } from './avro-schemas';
 import { backwardIncompatibility, isBackwardCompatible } from './compatibility';
 import type { AvroComplexJson, AvroSchemaJson } from './schema-index';
+import { EVENT_FIXTURES } from './testing/event-fixtures';
 import { TOPIC_LIST } from './topics';
 
 const v1: AvroComplexJson = {
@@ -73,4 +74,53 @@ describe('isBackwardCompatible', () => {
       expect(isBackwardCompatible(loadAvroSchema(topic), loadAvroSchema(topic))).toBe(true);
     },
   );
+});
+
+/** Fields added to a v1 contract after it shipped (optional, default null). */
+const ADDED_AFTER_V1: Record<string, string[]> = {
+  'agent.tool-calls.v1': ['plannedSteps', 'resultSummary'],
+};
+
+/** The schema as first published: the current one without the fields added since. */
+function asFirstPublished(topic: string): AvroComplexJson {
+  const current = loadAvroSchema(topic) as AvroComplexJson;
+  const added = new Set(ADDED_AFTER_V1[topic]);
+  return { ...current, fields: current.fields!.filter((f) => !added.has(f.name)) };
+}
+
+describe('agent.tool-calls.v1 evolution (plannedSteps, resultSummary; issue #20)', () => {
+  const topic = 'agent.tool-calls.v1';
+  const oldType = parseAvroType(asFirstPublished(topic));
+  const newType = parseAvroType(loadAvroSchema(topic));
+  const { plannedSteps, resultSummary, ...oldRecord } = EVENT_FIXTURES.ToolCallObserved;
+
+  it('should add only optional fields with a null default, so the registry accepts it', () => {
+    const added = (loadAvroSchema(topic) as AvroComplexJson).fields!.filter((f) =>
+      ADDED_AFTER_V1[topic].includes(f.name),
+    );
+    expect(added.map((f) => [f.name, (f.type as string[])[0], f.default])).toEqual([
+      ['plannedSteps', 'null', null],
+      ['resultSummary', 'null', null],
+    ]);
+    expect(backwardIncompatibility(asFirstPublished(topic), loadAvroSchema(topic))).toBeUndefined();
+  });
+
+  it('should read a record written before the fields existed, with both null', () => {
+    const written = oldType.toBuffer(oldRecord);
+    const read = newType.fromBuffer(written, newType.createResolver(oldType)) as object;
+    expect(read).toEqual({ ...oldRecord, plannedSteps: null, resultSummary: null });
+  });
+
+  it('should let a reader that predates the fields read a new record (they are skipped)', () => {
+    expect(plannedSteps).toBe(4);
+    expect(resultSummary).not.toBeNull();
+    const written = newType.toBuffer(EVENT_FIXTURES.ToolCallObserved);
+    const read = oldType.fromBuffer(written, oldType.createResolver(newType)) as object;
+    expect(read).toEqual(oldRecord);
+  });
+
+  it('should write the defaults for a producer that omits the new fields', () => {
+    const read = newType.fromBuffer(newType.toBuffer(oldRecord)) as object;
+    expect(read).toEqual({ ...oldRecord, plannedSteps: null, resultSummary: null });
+  });
 });

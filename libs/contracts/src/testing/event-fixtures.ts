@@ -63,6 +63,8 @@ export const EVENT_FIXTURES: { [N in keyof EventRecords]: EventRecords[N] } = {
     durationMs: 5321,
     tokensUsed: 1800,
     mcp: false,
+    plannedSteps: 4,
+    resultSummary: '- Page URL: http://localhost:3000/login',
   },
   SessionStarted: {
     ...envelope(),

@@ -30,6 +30,8 @@ export const EVENT_TEXT_CAPS: Readonly<Record<string, number>> = Object.freeze({
   whatWasTried: 16_384,
   recommendation: 16_384,
   taskDescription: 16_384,
+  /** An MCP tool's result (e2e observations read the page, action and outcome in its head). */
+  resultSummary: 4_096,
   reason: 4_096,
   filePaths: 4_096,
   changedFiles: 4_096,
