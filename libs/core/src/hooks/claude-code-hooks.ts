@@ -25,6 +25,7 @@ import {
 } from './hook-tool-input';
 import type { HookMemoryRequest } from './hook-context-output';
 import type { ClaudeCodeHookPayload } from './hook-payload';
+import { isMcpTool, mcpResultSummary, plannedStepsOf } from './plan-and-mcp-result';
 
 /**
  * Claude Code hooks → Engram events (SPEC §3, issue #7). Pure: the caller reads stdin, keeps the
@@ -43,7 +44,9 @@ import type { ClaudeCodeHookPayload } from './hook-payload';
  * - UserPromptSubmit → PromptSubmitted, promptId = the session's prompt counter + 1;
  * - PreToolUse → nothing (its start time is kept for the call's durationMs; Read/Edit/… ask for
  *   the file's memories);
- * - PostToolUse / PostToolUseFailure → ToolCallObserved (stepIndex = the session's tool counter);
+ * - PostToolUse / PostToolUseFailure → ToolCallObserved (stepIndex = the session's tool counter;
+ *   a TodoWrite / update_plan call carries its plan's step count, a successful MCP call the text
+ *   of its result: plan-and-mcp-result.ts);
  * - PreCompact → CompactionPending; SessionEnd → SessionEnded; Stop and the rest → nothing (the
  *   contracts have no turn-ended event).
  *
@@ -245,7 +248,9 @@ export function mapClaudeCodeHook(
         errorMessage: failure,
         durationMs: durationOf(payload.duration_ms, started, timestamp),
         tokensUsed: null,
-        mcp: toolName.startsWith('mcp__'),
+        mcp: isMcpTool(toolName),
+        plannedSteps: plannedStepsOf(toolName, payload.tool_input),
+        resultSummary: failure === null ? mcpResultSummary(toolName, payload.tool_response) : null,
       } satisfies ToolCallObserved & { type: 'ToolCallObserved' };
       return result([event]);
     }

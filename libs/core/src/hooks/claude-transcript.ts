@@ -5,6 +5,7 @@ import {
   newHookSessionState,
   type HookProject,
 } from './claude-code-hooks';
+import { isMcpTool } from './plan-and-mcp-result';
 import {
   closedSteps,
   isRecord,
@@ -217,7 +218,9 @@ export class ClaudeTranscriptReader {
       result.is_error === true
         ? resultText(result.content) || 'tool call failed'
         : hookResponseFailure(raw);
-    draft.steps.push(toolResultStep(draft, id, call, failure, at));
+    // An MCP tool's result is what the e2e observations read; other results are not kept.
+    const response = isMcpTool(call.name) ? { content: result.content } : {};
+    draft.steps.push(toolResultStep(draft, id, call, failure, at, response));
   }
 }
 

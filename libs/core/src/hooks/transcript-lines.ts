@@ -150,13 +150,15 @@ export function toolResultStep(
   call: PendingToolCall,
   failure: string | null,
   at: number,
+  /** What the call returned, when the mapping reads it (an MCP tool's result). */
+  response: unknown = {},
 ): TranscriptStep {
   const fields: Partial<ClaudeCodeHookPayload> = {
     tool_name: call.name,
     tool_input: call.input,
     tool_use_id: callId,
     duration_ms: Math.max(0, at - call.at),
-    ...(failure === null ? { tool_response: {} } : { error: failure }),
+    ...(failure === null ? { tool_response: response } : { error: failure }),
   };
   const event = failure === null ? 'PostToolUse' : 'PostToolUseFailure';
   return { payload: transcriptPayload(source, event, fields), at };
