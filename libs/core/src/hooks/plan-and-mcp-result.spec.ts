@@ -44,7 +44,7 @@ function toolCall(payload: Partial<ClaudeCodeHookPayload>): Typed<'ToolCallObser
       hook_event_name: 'PostToolUse',
       tool_use_id: 'toolu_1',
       ...payload,
-    } as ClaudeCodeHookPayload,
+    },
     newHookSessionState(),
     PROJECT,
     1_700_000_000_000,
