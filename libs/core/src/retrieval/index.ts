@@ -35,6 +35,8 @@ export * from './context-assembly';
 export * from './current-thread';
 export * from './work-state-scope';
 export * from './remember';
+export * from './session-note-pad';
+export * from './session-notes';
 export * from './impact';
 export * from './memory-feedback';
 export * from './rank-episodes';

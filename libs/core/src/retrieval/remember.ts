@@ -80,13 +80,23 @@ export function parseRememberRequest(input: RememberInput): RememberRequest {
   return {
     scope,
     // A person teaching outside any session still needs one in the envelope: their own.
-    sessionId: input.sessionId?.trim() || `user:${userId}`,
+    sessionId: input.sessionId?.trim() || personalSessionId(userId || null),
     agentId: agentId || USER_TAUGHT_AGENT_ID,
     userId: userId || null,
     text: redacted,
     memoryType: type === '' ? null : (type as MemoryType),
     relatedFiles,
   };
+}
+
+/** The session a request without one is filed under: its person's own (`user:` alone for none). */
+export function personalSessionId(userId: string | null): string {
+  return `user:${userId ?? ''}`;
+}
+
+/** Whether the request named a session of its own (not the personalSessionId fallback). */
+export function namesOwnSession(request: RememberRequest): boolean {
+  return request.sessionId !== personalSessionId(request.userId);
 }
 
 /** Taught by a person (a user and no agent): a memory now, not a note awaiting validation. */
