@@ -10,7 +10,7 @@ import {
   storedMemories,
   type MemoryLifecycle,
 } from '../../apps/engram/src/commands/memory-lifecycle';
-import { pruneMemories } from '../../apps/engram/src/commands/memory.command';
+import { pruneMemories } from '../../apps/engram/src/commands/memory-prune';
 import { prefixedRetrievalTopics } from '../../apps/retrieval/src/retrieval-topics';
 import {
   startRetrievalIndexer,

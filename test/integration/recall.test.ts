@@ -32,12 +32,12 @@ import {
 import { resetConfigForTests } from '@engram/config';
 import { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { runRecallBatch } from '../../apps/engram/src/commands/recall-answer';
 import {
   elasticsearchRecallDeps,
   registerRecallCommand,
-  runRecallBatch,
-  type RecallJsonLine,
 } from '../../apps/engram/src/commands/recall.command';
+import type { RecallJsonLine } from '../../apps/engram/src/commands/recall-output';
 import {
   createRecallStack,
   startRecallServer,

@@ -13,11 +13,9 @@ import { Logger } from '@nestjs/common';
 import { Writable } from 'node:stream';
 import { join } from 'node:path';
 import { startEmbeddedServices } from '../../../apps/engram/src/embedded-services';
-import {
-  embeddedRecallDeps,
-  runRecallBatch,
-  type RecallJsonLine,
-} from '../../../apps/engram/src/commands/recall.command';
+import { runRecallBatch } from '../../../apps/engram/src/commands/recall-answer';
+import { embeddedRecallDeps } from '../../../apps/engram/src/commands/recall.command';
+import type { RecallJsonLine } from '../../../apps/engram/src/commands/recall-output';
 import { runReplay, serviceGroups } from '../../../apps/engram/src/commands/replay.command';
 import { embeddedTarget } from '../../../apps/engram/src/commands/replay-targets';
 import {

@@ -15,11 +15,12 @@ import {
 } from '@engram/core';
 import { SqliteObserverGraph } from '@engram/embedded';
 import { createNeo4jDriver, ensureGraphSchema, Neo4jObserverGraphWriter } from '@engram/neo4j';
-import { InvalidArgumentError, type Command } from 'commander';
+import type { Command } from 'commander';
 import { execFile } from 'node:child_process';
 import { basename } from 'node:path';
 import { promisify } from 'node:util';
 import { progressBar, type Progress } from '../progress';
+import { positiveInteger } from './command-options';
 import { DEFAULT_DATA_DIR } from './replay.command';
 
 const run = promisify(execFile);
@@ -182,14 +183,6 @@ export function formatBootstrap(report: BootstrapReport): string {
     );
   }
   return lines.join('\n');
-}
-
-function positiveInteger(value: string): number {
-  const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < 1) {
-    throw new InvalidArgumentError('must be a whole number of at least 1');
-  }
-  return parsed;
 }
 
 type BootstrapCliOptions = BootstrapOptions & {

@@ -11,6 +11,7 @@ import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { listDeadLetters, type DeadLetterStore } from '../dead-letters';
+import { oneLine } from './cli-text';
 import { DEFAULT_DATA_DIR } from './replay.command';
 
 // `engram dlq list|show|redrive` (SPEC §12, additions 2026-11; issue 19 finding 5): the records
@@ -127,11 +128,6 @@ export async function dlqRedrive(
     }
   }
   return outcomes;
-}
-
-function oneLine(text: string, max: number): string {
-  const line = text.replace(/\s+/g, ' ').trim();
-  return line.length <= max ? line : `${line.slice(0, max - 1)}…`;
 }
 
 /** A listed dead letter as one line of text. */

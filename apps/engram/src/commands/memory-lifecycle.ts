@@ -38,6 +38,7 @@ import {
   publishTombstonesTo,
   type RecallStack,
 } from '@engram/app-retrieval';
+import { InvalidArgumentError } from 'commander';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -286,4 +287,24 @@ export function publishMemoryRecordsTo(
       await log.publish(codec, [record]);
     }
   };
+}
+
+/**
+ * The tenant a command acts for: `--tenant`, else the only one with documents of the project
+ * (null: the project has none). Several: `refuse` says the caller must choose.
+ */
+export async function tenantOfProject(
+  lifecycle: Pick<MemoryLifecycle, 'tenantsWithProject'>,
+  projectId: string,
+  tenant: string | undefined,
+  refuse: (message: string) => Error = (message) => new InvalidArgumentError(message),
+): Promise<string | null> {
+  if (tenant !== undefined) return tenant;
+  const tenants = await lifecycle.tenantsWithProject(projectId);
+  if (tenants.length > 1) {
+    throw refuse(
+      `several tenants have project ${projectId} (${tenants.join(', ')}): pass --tenant`,
+    );
+  }
+  return tenants[0] ?? null;
 }

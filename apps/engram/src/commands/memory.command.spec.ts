@@ -16,7 +16,9 @@ import {
   publishMemoryRecordsTo,
   type MemoryLifecycle,
 } from './memory-lifecycle';
-import { formatPrune, parseDays, pruneMemories, runMemoryHistory } from './memory.command';
+import { parseDays } from './command-options';
+import { runMemoryHistory } from './memory-history';
+import { formatPrune, pruneMemories } from './memory-prune';
 
 const DAY = 86_400_000;
 const NOW = Date.UTC(2026, 10, 27, 9, 0, 0);

@@ -10,9 +10,10 @@ import {
 } from '@engram/core';
 import { SqliteObserverGraph } from '@engram/embedded';
 import { createNeo4jDriver, Neo4jObserverGraphWriter } from '@engram/neo4j';
-import { InvalidArgumentError, type Command } from 'commander';
+import type { Command } from 'commander';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { positiveInteger } from './command-options';
 import { DEFAULT_DATA_DIR } from './replay.command';
 
 export interface NeighborsQuery {
@@ -99,14 +100,6 @@ export function formatNeighbors(report: NeighborsReport): string {
           arrow[n.direction];
   });
   return [`neighbours of ${report.file} in ${report.project}:`, ...rows].join('\n');
-}
-
-function positiveInteger(value: string): number {
-  const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < 1) {
-    throw new InvalidArgumentError('must be a whole number of at least 1');
-  }
-  return parsed;
 }
 
 type NeighborsOptions = NeighborsQuery & { json?: boolean; dataDir: string; distributed?: boolean };

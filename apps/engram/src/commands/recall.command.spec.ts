@@ -11,14 +11,9 @@ import { createEmbeddedRecallStack, LEXICAL_ONLY_EMBEDDER } from '@engram/app-re
 import type { RecallService } from '@engram/app-retrieval';
 import { startEmbeddedServices } from '../embedded-services';
 import { DEMO_SESSION } from './demo.command';
-import {
-  answerRecall,
-  embeddedRecallDeps,
-  formatRecall,
-  runRecallBatch,
-  type RecallDeps,
-  type RecallJsonLine,
-} from './recall.command';
+import { answerRecall, runRecallBatch, type RecallDeps } from './recall-answer';
+import { embeddedRecallDeps } from './recall.command';
+import { formatRecall, type RecallJsonLine } from './recall-output';
 import { runReplay, serviceGroups } from './replay.command';
 import { embeddedTarget } from './replay-targets';
 

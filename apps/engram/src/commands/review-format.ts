@@ -6,6 +6,7 @@ import {
   parseFrictionSection,
   REFLECTION_SECTIONS,
 } from '@engram/core';
+import { count } from './cli-text';
 
 /**
  * Proposals for people, grouped like seed 001's REVIEW.md: the reflector's MEMORY.md lines by
@@ -65,10 +66,6 @@ function proposalLine(p: ProposalMessage, what: string): string {
       ? `expires ${isoDay(p.expiresAt)}`
       : `${p.status} ${isoDay(p.decidedAt)}`;
   return `- [${p.status === 'approved' ? 'x' : ' '}] \`${p.proposalId}\` ${p.projectId}: ${what} — ${evidence}; ${state}`;
-}
-
-function count(n: number, one: string, many: string): string {
-  return `${n} ${n === 1 ? one : many}`;
 }
 
 export function formatDecision(decision: { proposal: ProposalMessage; changed: boolean }): string {

@@ -9,7 +9,7 @@ import {
   type MemoryReviewBackend,
   type MemoryToReview,
 } from './memory-review';
-import { tenantOfProject } from './memory.command';
+import { tenantOfProject } from './memory-lifecycle';
 import { DEFAULT_DATA_DIR } from './replay.command';
 import {
   embeddedReviewBackend,
