@@ -23,12 +23,18 @@ import {
   shortSession,
   type RecordedSession,
 } from '../../apps/distiller/src/testing/distiller-events';
-import { startSegmenter } from '../../apps/segmenter/src/segmenter.runtime';
+import { startSegmenter } from '../../apps/segmenter/src/segmenter.topology';
 import {
   startFakeChatServer,
   type FakeChatServer,
 } from '../../libs/ai/src/testing/fake-chat-server';
-import { readAllCommitted, testKafka, testRegistry, topicSize } from './support/kafka-fixtures';
+import {
+  readAllCommitted,
+  testKafka,
+  testPlatform,
+  testRegistry,
+  topicSize,
+} from './support/kafka-fixtures';
 import { eventually, uniqueName } from './support/unique';
 import { freePort } from '../support/free-port';
 import { serviceProcess } from './support/service-process';
@@ -419,9 +425,9 @@ describe('distiller service on real Kafka', () => {
     const segTopics = prefixedDistillerTopics(segPrefix);
     const kafka = testKafka();
     await ensureDistillerTopics(kafka, segTopics, PARTITIONS);
+    const segmenterPlatform = await testPlatform();
     const segmenter = await startSegmenter({
-      brokers: inject('infra').kafkaBrokers,
-      registryUrl: inject('infra').registryUrl,
+      platform: segmenterPlatform,
       settings: segmenterSettings(),
       topics: {
         prompts: segTopics.prompts,
@@ -492,6 +498,7 @@ describe('distiller service on real Kafka', () => {
     } finally {
       await distiller.stop();
       await segmenter.stop();
+      await segmenterPlatform.close();
     }
   });
 });

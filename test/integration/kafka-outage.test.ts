@@ -14,11 +14,17 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { prefixedTopics } from '../../apps/segmenter/src/segmenter.module';
-import { ensureSegmenterTopics, startSegmenter } from '../../apps/segmenter/src/segmenter.runtime';
+import { ensureSegmenterTopics, startSegmenter } from '../../apps/segmenter/src/segmenter.topology';
 import { freePort } from '../support/free-port';
 import { brokerOutage, type BrokerOutage } from './support/broker-outage';
 import { committedOffsets } from './support/kill-rounds';
-import { readAllCommitted, testKafka, topicSize } from './support/kafka-fixtures';
+import {
+  readAllCommitted,
+  testKafka,
+  testPlatform,
+  topicSize,
+  withTestPlatform,
+} from './support/kafka-fixtures';
 import { recordedStream, type RecordedStream } from './support/recorded-sessions';
 import { boundaryLines, publishRecording, segmenterPublisher } from './support/segmenter-recording';
 import { serviceProcess } from './support/service-process';
@@ -95,9 +101,9 @@ describe('segmenter service through Kafka broker outages (issue #19)', () => {
     const prefix = `${uniqueName('it-outage-ref')}.`;
     const topics = prefixedTopics(prefix);
     await publishRecording(topics, stream, PARTITIONS);
+    const platform = await testPlatform();
     const runtime = await startSegmenter({
-      brokers: infra.kafkaBrokers,
-      registryUrl: infra.registryUrl,
+      platform,
       settings,
       topics,
       groupId: `${prefix}segmenter`,
@@ -109,6 +115,7 @@ describe('segmenter service through Kafka broker outages (issue #19)', () => {
       return await boundaryLines(topics, SESSIONS * 3);
     } finally {
       await runtime.stop();
+      await platform.close();
     }
   }
 
@@ -117,7 +124,7 @@ describe('segmenter service through Kafka broker outages (issue #19)', () => {
     const prefix = `${uniqueName(name)}.`;
     const topics = prefixedTopics(prefix);
     const groupId = `${prefix}engram-segmenter`;
-    await ensureSegmenterTopics(testKafka(), topics, PARTITIONS);
+    await withTestPlatform((platform) => ensureSegmenterTopics(platform, topics, PARTITIONS));
     const publisher = await segmenterPublisher(topics);
     const service = serviceProcess('segmenter', {
       ENGRAM_KAFKA_BROKERS: infra.kafkaBrokers.join(','),

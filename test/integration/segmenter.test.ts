@@ -3,7 +3,8 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it, inject } from 'vitest';
 import { prefixedTopics } from '../../apps/segmenter/src/segmenter.module';
-import { startSegmenter } from '../../apps/segmenter/src/segmenter.runtime';
+import { startSegmenter } from '../../apps/segmenter/src/segmenter.topology';
+import { testPlatform } from './support/kafka-fixtures';
 import { FAST_TAKEOVER_ENV, killAfterCommits } from './support/kill-rounds';
 import { serviceProcess } from './support/service-process';
 import { recordedStream, type RecordedStream } from './support/recorded-sessions';
@@ -40,9 +41,9 @@ describe('segmenter service on real Kafka', () => {
     const prefix = `${uniqueName('it-seg-ref')}.`;
     const topics = prefixedTopics(prefix);
     await publishRecording(topics, stream, PARTITIONS);
+    const platform = await testPlatform();
     const runtime = await startSegmenter({
-      brokers: inject('infra').kafkaBrokers,
-      registryUrl: inject('infra').registryUrl,
+      platform,
       settings,
       topics,
       groupId: `${prefix}segmenter`,
@@ -55,6 +56,7 @@ describe('segmenter service on real Kafka', () => {
       reference = await boundaryLines(topics, SESSIONS * 3);
     } finally {
       await runtime.stop();
+      await platform.close();
     }
     const opened = reference.filter((line) => line.startsWith('engram.v1.EpisodeOpened'));
     const closed = reference.filter((line) => line.startsWith('engram.v1.EpisodeClosed'));

@@ -6,9 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Episode, Memory, Typed } from '@engram/contracts';
 import { segmenterSettings } from '@engram/core';
-import { SqliteEventLog, SqliteEventLogAdapter } from '@engram/embedded';
+import { EmbeddedStreamPlatform, SqliteEventLog, SqliteEventLogAdapter } from '@engram/embedded';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { startEmbeddedSegmenter, type EmbeddedSegmenter } from '@engram/app-segmenter';
+import { startSegmenter as startSegmenterOn, type RunningSegmenter } from '@engram/app-segmenter';
 import { startEmbeddedDistiller, type EmbeddedDistiller } from './distiller.embedded';
 import { distillerCodecs } from './distiller.runtime';
 import { DEFAULT_DISTILLER_TOPICS } from './distiller.stage';
@@ -49,7 +49,7 @@ async function publish(port: SqliteEventLogAdapter, session: RecordedSession): P
   return events.length;
 }
 
-const groupsOf = (segmenter: EmbeddedSegmenter, distiller: EmbeddedDistiller) => [
+const groupsOf = (segmenter: RunningSegmenter, distiller: EmbeddedDistiller) => [
   { groupId: segmenter.groupId, topics: segmenter.inputs },
   { groupId: distiller.groupId, topics: [...distiller.inputs, ...distiller.internal] },
 ];
@@ -73,7 +73,12 @@ describe('distiller on the embedded log', () => {
 
   const retry = { initialMs: 5, maxMs: 50 };
   const startSegmenter = () =>
-    startEmbeddedSegmenter({ log, settings: segmenterSettings(), sweepIntervalMs: 20, retry });
+    startSegmenterOn({
+      platform: new EmbeddedStreamPlatform(log),
+      settings: segmenterSettings(),
+      sweepIntervalMs: 20,
+      retry,
+    });
   // No `llm`: the extractive distiller, which needs no model and no network.
   const startDistiller = () =>
     startEmbeddedDistiller({

@@ -8,7 +8,12 @@ import {
   type MetricsServer,
 } from '@engram/metrics';
 import { Logger } from '@nestjs/common';
-import { SqliteEventLog, SqliteEventLogAdapter, SqliteObserverGraph } from '@engram/embedded';
+import {
+  EmbeddedStreamPlatform,
+  SqliteEventLog,
+  SqliteEventLogAdapter,
+  SqliteObserverGraph,
+} from '@engram/embedded';
 import {
   startEmbeddedDistiller,
   type EmbeddedDistiller,
@@ -34,8 +39,8 @@ import {
   prefixedRetrievalTopics,
 } from '@engram/app-retrieval';
 import {
-  startEmbeddedSegmenter,
-  type EmbeddedSegmenter,
+  startSegmenter,
+  type RunningSegmenter,
   continuityAssessorOf,
   prefixedTopics,
   promptEmbedderOf,
@@ -72,7 +77,7 @@ export interface EmbeddedServicesOptions {
 export interface EmbeddedServices {
   log: SqliteEventLog;
   graph: SqliteObserverGraph;
-  segmenter: EmbeddedSegmenter;
+  segmenter: RunningSegmenter;
   observer: EmbeddedObserver;
   distiller: EmbeddedDistiller;
   /** The retrieval indexer into `retrieval.db`, and a RecallService on it. */
@@ -103,8 +108,10 @@ export async function startEmbeddedServices(
   const sweepIntervalMs = options.sweepIntervalMs ?? config.segmenter.sweepIntervalMs;
   const embedder = options.retrievalEmbedder ?? (await embeddedEmbedder());
   const segmentation = embeddedSegmentation(config, embedder);
-  const segmenter = await startEmbeddedSegmenter({
-    log,
+  // The mode's one difference: the stream platform every service's topology runs on.
+  const platform = new EmbeddedStreamPlatform(log);
+  const segmenter = await startSegmenter({
+    platform,
     settings: { ...config.segmenter.settings, mode: segmentation.mode },
     topics: prefixedTopics(config.topicPrefix),
     groupId: config.topicPrefix + config.segmenter.groupId,

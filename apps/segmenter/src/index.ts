@@ -3,15 +3,17 @@
 // apps-cross-import-public-entry); the modules of this app never import it (that would be a cycle).
 export { threadLinkRecord } from './episode-records';
 export {
-  ensureEmbeddedSegmenterTopics,
-  startEmbeddedSegmenter,
-  type EmbeddedSegmenter,
-} from './segmenter.embedded';
-export {
   continuityAssessorOf,
   prefixedTopics,
   promptEmbedderOf,
   SegmenterModule,
 } from './segmenter.module';
-export { ensureSegmenterTopics, segmenterCodecs, startSegmenter } from './segmenter.runtime';
+export {
+  DEFAULT_SEGMENTER_GROUP,
+  ensureSegmenterTopics,
+  segmenterCodecs,
+  startSegmenter,
+  type SegmenterOptions,
+  type RunningSegmenter,
+} from './segmenter.topology';
 export { toLinkDecisionRecord } from './thread-linker';

@@ -10,7 +10,7 @@ import {
   SqliteEventLogAdapter,
 } from '@engram/embedded';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { segmenterCodecs } from './segmenter.runtime';
+import { segmenterCodecs } from './segmenter.topology';
 import {
   DEFAULT_SEGMENTER_TOPICS,
   isLinkStateKey,

@@ -6,6 +6,7 @@ import {
   type Embedder,
 } from '@engram/ai';
 import { ConfigModule, ENGRAM_CONFIG, type EngramConfig } from '@engram/config';
+import { KafkaPlatformModule, SharedKafkaPlatform } from '@engram/kafka';
 import {
   Inject,
   Injectable,
@@ -14,8 +15,8 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
-import { startSegmenter, type SegmenterRuntime } from './segmenter.runtime';
 import { DEFAULT_SEGMENTER_TOPICS, type SegmenterTopics } from './segmenter.stage';
+import { startSegmenter, type RunningSegmenter } from './segmenter.topology';
 
 /** The segmenter's topics under the configured prefix. */
 export function prefixedTopics(prefix: string): SegmenterTopics {
@@ -47,13 +48,17 @@ export function promptEmbedderOf(embedder: Embedder): (texts: string[]) => Promi
   return async (texts) => (await embedder.embed(texts)).map((vector) => Array.from(vector));
 }
 
-/** Runs the segmenter for the life of the Nest application; stops it (drain, commit) on shutdown. */
+/**
+ * Runs the segmenter on Kafka for the life of the Nest application (distributed mode; embedded
+ * mode runs the same topology on the SQLite log); stops it (drain, commit) on shutdown.
+ */
 @Injectable()
 export class SegmenterService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(SegmenterService.name);
-  private runtime?: SegmenterRuntime;
+  private runtime?: RunningSegmenter;
 
   constructor(
+    private readonly platforms: SharedKafkaPlatform,
     private readonly embedders: SharedEmbedder,
     @Inject(ENGRAM_CONFIG) private readonly config: EngramConfig,
   ) {}
@@ -64,27 +69,37 @@ export class SegmenterService implements OnApplicationBootstrap, OnApplicationSh
     // a missing model stops start-up with that command in the message.
     const embedder = config.segmenter.mode === 'hybrid' ? await this.embedders.get() : null;
     const assessor = continuityAssessorOf(config.llm);
-    this.runtime = await startSegmenter({
-      brokers: config.kafka.brokers,
-      registryUrl: config.schemaRegistry.url,
-      settings: config.segmenter.settings,
-      topics: prefixedTopics(config.topicPrefix),
-      groupId: config.topicPrefix + config.segmenter.groupId,
-      instanceId: config.segmenter.instanceId,
-      partitions: config.inputs.partitions,
-      retry: config.retry,
-      sessionTimeoutMs: config.kafka.sessionTimeoutMs,
-      sweepIntervalMs: config.segmenter.sweepIntervalMs,
-      ...(assessor && { assessor }),
-      ...(embedder && { embed: promptEmbedderOf(embedder) }),
-    });
+    const platform = await this.platforms.acquire();
+    try {
+      this.runtime = await startSegmenter({
+        platform,
+        settings: config.segmenter.settings,
+        topics: prefixedTopics(config.topicPrefix),
+        groupId: config.topicPrefix + config.segmenter.groupId,
+        instanceId: config.segmenter.instanceId,
+        partitions: config.inputs.partitions,
+        retry: config.retry,
+        sweepIntervalMs: config.segmenter.sweepIntervalMs,
+        ...(assessor && { assessor }),
+        ...(embedder && { embed: promptEmbedderOf(embedder) }),
+      });
+    } catch (error) {
+      await this.platforms.release();
+      throw error;
+    }
     this.logger.log(`segmenter running (group ${config.topicPrefix + config.segmenter.groupId})`);
   }
 
   async onApplicationShutdown(): Promise<void> {
-    await this.runtime?.stop();
+    if (!this.runtime) return;
+    await this.runtime.stop();
+    this.runtime = undefined;
+    await this.platforms.release();
   }
 }
 
-@Module({ imports: [ConfigModule, EmbedderModule], providers: [SegmenterService] })
+@Module({
+  imports: [ConfigModule, EmbedderModule, KafkaPlatformModule],
+  providers: [SegmenterService],
+})
 export class SegmenterModule {}

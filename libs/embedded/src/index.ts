@@ -1,5 +1,7 @@
 export * from './consumer-metrics';
 export * from './embedded-exactly-once-processor';
+export * from './embedded-sink-consumer';
+export * from './embedded-stream-platform';
 export * from './json-event-codec';
 export * from './sqlite-event-log';
 export * from './sqlite-event-log.adapter';

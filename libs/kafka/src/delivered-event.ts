@@ -3,32 +3,16 @@ import {
   InvalidEventError,
   DecodeError,
   type Delivered,
+  type DeliveredTombstone,
   type TopicCodec,
 } from '@engram/core';
 import type { KafkaMessage } from 'kafkajs';
 import type { AvroRegistry } from './avro-registry';
 
-// Delivered is transport-neutral (the embedded processor delivers it too): it lives in libs/core.
-export type { Delivered } from '@engram/core';
-
-/**
- * A tombstone: a record with a key and a null value, which deletes its key on a compacted topic.
- * Only subscriptions that ask for tombstones receive them; the key is never null or empty.
- */
-export interface DeliveredTombstone extends Delivered<null> {
-  key: string;
-}
-
-/**
- * What a subscription with tombstones receives: a decoded event, or the deletion of a key.
- * `item.event === null` tells them apart (and narrows `item.key` to a string). Assignable to
- * `Delivered<E | null>`, so a handler may also be written against that.
- */
-export type DeliveredOrTombstone<E> = Delivered<E> | DeliveredTombstone;
-
-export function isTombstone<E>(item: DeliveredOrTombstone<E>): item is DeliveredTombstone {
-  return item.event === null;
-}
+// Delivered and tombstones are transport-neutral (the embedded consumers deliver them too): they
+// live in libs/core.
+export type { Delivered, DeliveredOrTombstone, DeliveredTombstone } from '@engram/core';
+export { isTombstone } from '@engram/core';
 
 /**
  * Raw record → typed, validated event. Throws classified errors only: DecodeError /

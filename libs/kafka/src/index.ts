@@ -11,6 +11,8 @@ export * from './kafka-client';
 export * from './kafka-errors';
 export * from './message-chunks';
 export * from './kafka-event-log';
+export * from './kafka-stream-platform';
+export * from './kafka-platform.module';
 export * from './kafka-avro.transport';
 export * from './recordless-batches';
 export * from './reliable-consumer';

@@ -2,6 +2,7 @@ import {
   AvroRegistry,
   createKafka,
   DeadLetterWriter,
+  KafkaStreamPlatform,
   ReliableConsumer,
   valueSubject,
   type TopicCodec,
@@ -42,6 +43,28 @@ export function scratchCodec(topic: string): TopicCodec<ScratchEvent> {
 
 export function testKafka(): Kafka {
   return createKafka({ brokers: inject('infra').kafkaBrokers, clientId: uniqueName('test') });
+}
+
+/** The distributed stream platform on the test servers; whoever connects it closes it. */
+export function testPlatform(): Promise<KafkaStreamPlatform> {
+  const infra = inject('infra');
+  return KafkaStreamPlatform.connect({
+    brokers: infra.kafkaBrokers,
+    registryUrl: infra.registryUrl,
+    clientId: uniqueName('test'),
+  });
+}
+
+/** Runs `use` on a test platform, closed afterwards. */
+export async function withTestPlatform<T>(
+  use: (platform: KafkaStreamPlatform) => Promise<T>,
+): Promise<T> {
+  const platform = await testPlatform();
+  try {
+    return await use(platform);
+  } finally {
+    await platform.close();
+  }
 }
 
 export function testRegistry(): AvroRegistry {

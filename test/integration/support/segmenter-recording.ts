@@ -2,9 +2,9 @@ import { EventPublisher } from '@engram/kafka';
 import {
   ensureSegmenterTopics,
   segmenterCodecs,
-} from '../../../apps/segmenter/src/segmenter.runtime';
+} from '../../../apps/segmenter/src/segmenter.topology';
 import type { SegmenterTopics } from '../../../apps/segmenter/src/segmenter.stage';
-import { readAllCommitted, testKafka, testRegistry } from './kafka-fixtures';
+import { readAllCommitted, testKafka, testRegistry, withTestPlatform } from './kafka-fixtures';
 import type { RecordedStream } from './recorded-sessions';
 
 /** A connected publisher of recorded streams (or parts of one) to the segmenter's input topics. */
@@ -28,7 +28,7 @@ export async function publishRecording(
   stream: RecordedStream,
   partitions: number,
 ): Promise<void> {
-  await ensureSegmenterTopics(testKafka(), topics, partitions);
+  await withTestPlatform((platform) => ensureSegmenterTopics(platform, topics, partitions));
   const publisher = await segmenterPublisher(topics);
   try {
     await publisher.publish(stream);

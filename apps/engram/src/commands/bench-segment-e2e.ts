@@ -1,7 +1,7 @@
 import type { EngramConfig } from '@engram/config';
 import type { Typed } from '@engram/contracts';
 import { segmenterSettings, type SegmenterPrompt } from '@engram/core';
-import { AvroRegistry, createKafka, EventPublisher } from '@engram/kafka';
+import { createKafka, EventPublisher, KafkaStreamPlatform } from '@engram/kafka';
 import { randomUUID } from 'node:crypto';
 import { cpus } from 'node:os';
 import {
@@ -67,11 +67,14 @@ export async function benchSegmentEndToEnd(
   const prefix = `bench-${Date.now().toString(36)}.`;
   const topics = prefixedTopics(prefix);
   const groupId = `${prefix}segmenter`;
-  const registry = new AvroRegistry(config.schemaRegistry.url);
   const codecs = segmenterCodecs(topics);
-  const runtimeOptions = {
+  const platform = await KafkaStreamPlatform.connect({
     brokers: config.kafka.brokers,
     registryUrl: config.schemaRegistry.url,
+    clientId: `${prefix}bench`,
+  });
+  const runtimeOptions = {
+    platform,
     settings: segmenterSettings(),
     topics,
     groupId,
@@ -90,7 +93,7 @@ export async function benchSegmentEndToEnd(
   const events = promptEvents.length + toolCalls.length;
 
   const kafka = createKafka({ brokers: config.kafka.brokers, clientId: `${prefix}bench` });
-  await ensureSegmenterTopics(kafka, topics, partitions);
+  await ensureSegmenterTopics(platform, topics, partitions);
   const admin = kafka.admin();
   await admin.connect();
   const lag = async (): Promise<number> => {
@@ -110,7 +113,7 @@ export async function benchSegmentEndToEnd(
   // first (their rate is reported apart), then the service starts on the backlog. Start-up
   // (schemas, topics, group join) is timed apart too; the clock runs from the moment the service
   // is consuming until every input offset is committed.
-  const publisher = new EventPublisher(kafka, registry);
+  const publisher = new EventPublisher(kafka, platform.registry);
   await publisher.connect();
   const publishStart = process.hrtime.bigint();
   try {
@@ -144,6 +147,7 @@ export async function benchSegmentEndToEnd(
   } finally {
     await runtime.stop();
     await admin.disconnect();
+    await platform.close();
   }
   return {
     benchmark: 'segment-e2e',

@@ -1,7 +1,7 @@
 import type { EngramConfig } from '@engram/config';
 import { TOPIC_LIST, type ReplayLineError, type Typed } from '@engram/contracts';
 import { deadLetterHeaders, type EventLogPort } from '@engram/core';
-import { SqliteEventLog, SqliteEventLogAdapter } from '@engram/embedded';
+import { EmbeddedStreamPlatform, SqliteEventLog, SqliteEventLogAdapter } from '@engram/embedded';
 import {
   AvroRegistry,
   contractCodec,
@@ -15,7 +15,7 @@ import {
 import type { Admin } from 'kafkajs';
 import { ensureEmbeddedDistillerTopics, prefixedDistillerTopics } from '@engram/app-distiller';
 import { ensureEmbeddedObserverTopics, prefixedObserverTopics } from '@engram/app-observer';
-import { ensureEmbeddedSegmenterTopics, prefixedTopics } from '@engram/app-segmenter';
+import { ensureSegmenterTopics, prefixedTopics } from '@engram/app-segmenter';
 import { embeddedDeadLetters, type DeadLetterStore } from '../dead-letters';
 import { kafkaDeadLetters } from '../dead-letters-kafka';
 
@@ -53,9 +53,13 @@ async function ensureContractTopics(config: EngramConfig, port: EventLogPort): P
 }
 
 /** The topics of the embedded services (segmenter, observer, distiller; the indexer's are among them). */
-export function ensureEmbeddedServiceTopics(log: SqliteEventLog, config: EngramConfig): void {
+async function ensureEmbeddedServiceTopics(
+  log: SqliteEventLog,
+  config: EngramConfig,
+): Promise<void> {
   const partitions = config.segmenter.partitions;
-  ensureEmbeddedSegmenterTopics(log, prefixedTopics(config.topicPrefix), partitions);
+  const platform = new EmbeddedStreamPlatform(log);
+  await ensureSegmenterTopics(platform, prefixedTopics(config.topicPrefix), partitions);
   ensureEmbeddedObserverTopics(log, prefixedObserverTopics(config.topicPrefix), partitions);
   ensureEmbeddedDistillerTopics(log, prefixedDistillerTopics(config.topicPrefix), partitions);
 }
@@ -66,7 +70,7 @@ export async function embeddedTarget(config: EngramConfig, dataDir: string): Pro
   await ensureContractTopics(config, port);
   // Every service's topics, as `engram start` creates them: `--wait` reads their offsets, and
   // a data dir that `engram start` never ran on has none yet.
-  ensureEmbeddedServiceTopics(log, config);
+  await ensureEmbeddedServiceTopics(log, config);
   log.ensureTopic(config.topicPrefix + REPLAY_DLQ_SOURCE, 1, { withDeadLetter: true });
   return {
     port,

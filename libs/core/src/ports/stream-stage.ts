@@ -55,6 +55,25 @@ export interface Delivered<E> {
 }
 
 /** Events a stage emits for one topic (to `partition` when given, else by key). */
+/**
+ * A tombstone: a record with a key and a null value, which deletes its key on a compacted topic.
+ * Only subscriptions that ask for tombstones receive them; the key is never null or empty.
+ */
+export interface DeliveredTombstone extends Delivered<null> {
+  key: string;
+}
+
+/**
+ * What a subscription with tombstones receives: a decoded event, or the deletion of a key.
+ * `item.event === null` tells them apart (and narrows `item.key` to a string). Assignable to
+ * `Delivered<E | null>`, so a handler may also be written against that.
+ */
+export type DeliveredOrTombstone<E> = Delivered<E> | DeliveredTombstone;
+
+export function isTombstone<E>(item: DeliveredOrTombstone<E>): item is DeliveredTombstone {
+  return item.event === null;
+}
+
 export interface StageOutput<O = unknown> {
   codec: TopicCodec<O>;
   events: O[];
