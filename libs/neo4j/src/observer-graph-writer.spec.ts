@@ -2,7 +2,7 @@ import { DownstreamUnavailableError } from '@engram/core';
 import { Neo4jError } from 'neo4j-driver';
 import { describe, expect, it } from 'vitest';
 import * as cypher from './observer-graph.cypher';
-import { classifyGraphWriteError } from './observer-graph-writer';
+import { classifyGraphWriteError } from './graph-writer-driver';
 
 const neo4jError = (code: string) => new Neo4jError('failed', code, 'N/A', 'N/A');
 
