@@ -5,7 +5,7 @@ import type {
 } from '@elastic/elasticsearch/lib/api/types';
 import { classifyElasticsearchError } from './elasticsearch-client';
 import type { FrictionScope, FrictionWindow } from '@engram/core';
-import type { Filter } from './recall-search';
+import type { Filter } from './search-filters';
 
 /** A composite bucket: its key and its sub-aggregations' answers. */
 export interface CompositeBucket<K> {

@@ -5,7 +5,7 @@ import { classifyElasticsearchError } from './elasticsearch-client';
 import { compositePages, frictionScopeFilters, inWindow, termsSource } from './friction-composite';
 import { ElasticsearchToolCallReads } from './friction-tool-call-reads';
 import { countsOf, readAccessCounters, withCountedAccess } from './memory-access';
-import type { Filter } from './recall-search';
+import type { Filter } from './search-filters';
 import type { ElasticsearchIndexNames } from './retrieval-indices';
 
 // The friction report's reads from the retrieval indices (distributed mode, SPEC §9): user turns

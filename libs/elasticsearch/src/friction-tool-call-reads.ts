@@ -30,7 +30,7 @@ import {
   type TurnDay,
   type TurnDayKey,
 } from './friction-tool-call-rows';
-import type { Filter } from './recall-search';
+import type { Filter } from './search-filters';
 
 /**
  * The friction report's reads of the tool-call index (distributed mode; retrieval-tool-calls.ts):

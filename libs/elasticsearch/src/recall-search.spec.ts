@@ -11,18 +11,14 @@ import {
   workStateFilters,
 } from '@engram/core';
 import { describe, expect, it } from 'vitest';
+import { episodeFromSource, vectorOfSource } from './document-records';
 import {
-  dslFilter,
-  dslFilters,
-  episodeFromSource,
+  knnSimilarity,
   lexicalSearchBody,
   numCandidates,
-  sameModelFilter,
-  scopeFilter,
   semanticSearchBody,
-  knnSimilarity,
-  vectorOfSource,
 } from './recall-search';
+import { dslFilter, dslFilters, sameModelFilter, scopeFilter } from './search-filters';
 
 // The core's store filters of each tier, compiled: the query DSL recall sent before the filters
 // were neutral, clause for clause.

@@ -2,37 +2,22 @@ import type { Client } from '@elastic/elasticsearch';
 import type {
   MsearchRequestItem,
   MsearchResponseItem,
-  QueryDslQueryContainer,
   SearchHit,
   SearchRequest,
 } from '@elastic/elasticsearch/lib/api/types';
-import type { Episode, Memory, PromptSubmitted } from '@engram/contracts';
 import {
   DownstreamUnavailableError,
-  storedVector,
   type ModelVector,
   type RankedHit,
-  type RecallScope,
-  type SessionActivity,
   type StoreCandidates,
-  type StoreFilter,
 } from '@engram/core';
 import { classifyElasticsearchError } from './elasticsearch-client';
-import {
-  vectorToJson,
-  withUnpackedVector,
-  type EpisodeDocument,
-  type MemoryDocument,
-  type TurnDocument,
-} from './retrieval-documents';
-import type { RetrievalTier } from './retrieval-indices';
+import { vectorToJson, withUnpackedVector } from './retrieval-documents';
+import { sameModelFilter, type Filter } from './search-filters';
 
 // The query side of the three retrieval indices (SPEC §7): candidate lists for the pure ranking
-// core. Elasticsearch finds candidates (BM25 and kNN, in parallel, filtered); the core decides
-// the order (RRF, exact cosine from the stored vectors, priors, phase weights). Filters here are
-// a superset of the core's: whatever they let through, the core checks again.
-
-export type Filter = QueryDslQueryContainer;
+// core. Elasticsearch finds candidates (BM25 and kNN, in parallel, filtered: search-filters.ts);
+// the core decides the order (RRF, exact cosine from the stored vectors, priors, phase weights).
 
 /** One search of an `_msearch` (the body; the index goes in its header line). */
 export type SearchRequestBody = Omit<SearchRequest, 'index'>;
@@ -61,65 +46,6 @@ export type Candidates<S> = StoreCandidates<S>;
 /** HNSW explores this many candidates per shard for k results (Elastic's guidance: ≥ 1.5·k). */
 export function numCandidates(size: number): number {
   return Math.min(10_000, Math.max(100, size * 4));
-}
-
-/** Tenant and project: on every query, never optional (SPEC §11). */
-export function scopeFilter(scope: RecallScope): Filter[] {
-  return [{ term: { tenantId: scope.tenantId } }, { term: { projectId: scope.projectId } }];
-}
-
-/** kNN compares only vectors of the query's model and dimension (a query never mixes models). */
-export function sameModelFilter(vector: ModelVector): Filter[] {
-  return [
-    { term: { embeddingModel: vector.model } },
-    { term: { embeddingDims: vector.dimension } },
-  ];
-}
-
-/** One neutral store filter as query DSL. */
-export function dslFilter(filter: StoreFilter): Filter {
-  switch (filter.kind) {
-    case 'term':
-      return { term: { [filter.field]: filter.value } };
-    case 'terms':
-      return { terms: { [filter.field]: [...filter.values] } };
-    case 'range':
-      return {
-        range: {
-          [filter.field]: {
-            ...(filter.gte !== undefined && { gte: filter.gte }),
-            ...(filter.lte !== undefined && { lte: filter.lte }),
-          },
-        },
-      };
-    case 'missing':
-      return { bool: { must_not: [{ exists: { field: filter.field } }] } };
-    case 'flag':
-      // false as "not true": a document without the field counts as false.
-      return filter.value
-        ? { term: { [filter.field]: true } }
-        : { bool: { must_not: [{ term: { [filter.field]: true } }] } };
-    case 'all': {
-      // Missing fields as `must_not: exists`, the rest as `filter`.
-      const missing = filter.filters.flatMap((f) =>
-        f.kind === 'missing' ? [{ exists: { field: f.field } }] : [],
-      );
-      const rest = filter.filters.filter((f) => f.kind !== 'missing').map(dslFilter);
-      return {
-        bool: {
-          ...(missing.length > 0 && { must_not: missing }),
-          ...(rest.length > 0 && { filter: rest }),
-        },
-      };
-    }
-    case 'any':
-      return { bool: { should: filter.filters.map(dslFilter), minimum_should_match: 1 } };
-  }
-}
-
-/** A store query's scope and filters as the query DSL's filter clauses, scope first. */
-export function dslFilters(scope: RecallScope, filters: readonly StoreFilter[]): Filter[] {
-  return [...scopeFilter(scope), ...filters.map(dslFilter)];
 }
 
 /** The BM25 search of a candidate query: `match` on the English-analysed `text`, filtered. */
@@ -274,155 +200,4 @@ function searchHits<S>(item: MsearchResponseItem<S> | undefined): SearchHit<S>[]
     throw new DownstreamUnavailableError(`elasticsearch: ${reason}`, { status: item.status });
   }
   throw new Error(`elasticsearch refused a recall search: ${reason}`);
-}
-
-/**
- * The Memory a memories-tier document holds (its vector back in `embedding`/`embeddingModel`;
- * null for a kNN hit, which comes back without it).
- */
-export function memoryFromSource(source: MemoryDocument): Memory {
-  const {
-    text: _text,
-    provenance: _provenance,
-    embeddingDims: _dims,
-    embeddingPacked: _packed,
-    ...memory
-  } = source;
-  return { ...memory, embedding: memory.embedding ?? null };
-}
-
-export function episodeFromSource(source: EpisodeDocument): Episode {
-  const {
-    text: _t,
-    provenance: _p,
-    embedding: _e,
-    embeddingPacked: _k,
-    embeddingModel: _m,
-    embeddingDims: _d,
-    ...episode
-  } = source;
-  return episode;
-}
-
-export function turnFromSource(source: TurnDocument): PromptSubmitted {
-  const {
-    provenance: _p,
-    embedding: _e,
-    embeddingPacked: _k,
-    embeddingModel: _m,
-    embeddingDims: _d,
-    ...turn
-  } = source;
-  return turn;
-}
-
-/** The vector stored beside a document, with its model; null when it has none. */
-export function vectorOfSource(source: {
-  embedding: number[] | null;
-  embeddingModel: string | null;
-}): ModelVector | null {
-  return storedVector(source.embedding, source.embeddingModel);
-}
-
-/**
- * The episodes each turn belongs to, by the turn's eventId: an episode lists the eventIds of its
- * user prompts (`sourceEventIds`), which is exact even when threads interleave in one session
- * (a promptId range would not be). A prompt not yet segmented has none.
- */
-export async function episodesOfTurns(
-  client: Client,
-  index: string,
-  scope: RecallScope,
-  eventIds: readonly string[],
-): Promise<Map<string, string[]>> {
-  const byTurn = new Map<string, string[]>();
-  if (eventIds.length === 0) return byTurn;
-  let hits: SearchHit<Pick<EpisodeDocument, 'episodeId' | 'sourceEventIds'>>[];
-  try {
-    const response = await client.search<Pick<EpisodeDocument, 'episodeId' | 'sourceEventIds'>>({
-      index,
-      ignore_unavailable: true,
-      size: Math.min(1_000, eventIds.length * 5),
-      track_total_hits: false,
-      _source: ['episodeId', 'sourceEventIds'],
-      query: {
-        bool: { filter: [...scopeFilter(scope), { terms: { sourceEventIds: [...eventIds] } }] },
-      },
-      sort: [{ startedAt: 'asc' }, { episodeId: 'asc' }],
-    });
-    hits = response.hits.hits;
-  } catch (error) {
-    throw classifyElasticsearchError(error);
-  }
-  const wanted = new Set(eventIds);
-  for (const hit of hits) {
-    const episode = hit._source;
-    if (!episode) continue;
-    for (const eventId of episode.sourceEventIds.filter((id) => wanted.has(id))) {
-      byTurn.set(eventId, [...(byTurn.get(eventId) ?? []), episode.episodeId]);
-    }
-  }
-  return byTurn;
-}
-
-/** Which tiers hold session activity (`timestamp` of user prompts and of episodes). */
-export const SESSION_ACTIVITY_TIERS: readonly RetrievalTier[] = ['turns', 'episodes'];
-
-/**
- * The `n` most recently active sessions of a project, for the `recent_sessions(n)` mode: one
- * terms aggregation ordered by each session's latest `timestamp`.
- */
-export async function recentSessionActivity(
-  client: Client,
-  indices: readonly string[],
-  scope: RecallScope,
-  n: number,
-): Promise<SessionActivity[]> {
-  try {
-    const response = await client.search({
-      index: [...indices],
-      size: 0,
-      ignore_unavailable: true,
-      query: { bool: { filter: scopeFilter(scope) } },
-      aggs: {
-        sessions: {
-          terms: { field: 'sessionId', size: n, order: { last: 'desc' } },
-          aggs: { last: { max: { field: 'timestamp' } } },
-        },
-      },
-    });
-    const buckets =
-      (
-        response.aggregations?.sessions as
-          { buckets: { key: string; last: { value: number | null } }[] } | undefined
-      )?.buckets ?? [];
-    return buckets.map((bucket) => ({
-      sessionId: String(bucket.key),
-      lastActivityAt: bucket.last.value ?? 0,
-    }));
-  } catch (error) {
-    throw classifyElasticsearchError(error);
-  }
-}
-
-/** The tenants that have documents of a project (a CLI without --tenant takes the only one). */
-export async function tenantsWithProject(
-  client: Client,
-  indices: readonly string[],
-  projectId: string,
-): Promise<string[]> {
-  try {
-    const response = await client.search({
-      index: [...indices],
-      size: 0,
-      ignore_unavailable: true,
-      query: { term: { projectId } },
-      aggs: { tenants: { terms: { field: 'tenantId', size: 10 } } },
-    });
-    const buckets =
-      (response.aggregations?.tenants as { buckets: { key: string }[] } | undefined)?.buckets ?? [];
-    return buckets.map((bucket) => String(bucket.key)).sort();
-  } catch (error) {
-    throw classifyElasticsearchError(error);
-  }
 }

@@ -1,6 +1,6 @@
 import type { Client } from '@elastic/elasticsearch';
 import { classifyElasticsearchError } from './elasticsearch-client';
-import type { Filter } from './recall-search';
+import type { Filter } from './search-filters';
 import { withUnpackedVector } from './retrieval-documents';
 
 // Filtered listings of a retrieval index, without a query text: what the rpcs beside Recall read
