@@ -14,6 +14,7 @@ import {
   retrievalIndexNames,
 } from '@engram/elasticsearch';
 import { inject } from 'vitest';
+import { indexMemoryWith } from '../../apps/retrieval/src/recall-stack';
 import { startRecallServer } from '../../apps/retrieval/src/recall.runtime';
 import {
   prefixedRecordCodec,
@@ -85,6 +86,10 @@ describeRecallRpcs('Elasticsearch', async () => {
       const items = await events.read(codec, 0, 0, end, { tombstones: true });
       return items.flatMap((item) => (item.event === null ? [item.key] : []));
     },
+    // The indexer's own write, then a refresh: the next search sees it.
+    indexMemory: indexMemoryWith(indexer, () =>
+      es.indices.refresh({ index: Object.values(indices) }),
+    ),
     close: async () => {
       await server.stop();
       await events.disconnect();

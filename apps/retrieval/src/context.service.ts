@@ -169,8 +169,16 @@ export class ContextService {
     const query = clipQuery(input.query?.trim() || thread.turns[0]?.text.trim() || '');
     const phase = input.phase;
     const [memories, recipes, workStates, linkedEpisodes] = await Promise.all([
-      this.recallMemories(scope, query, phase, this.config.context.maxMemories),
-      this.recallMemories(scope, query, phase, this.config.context.maxRecipes, ['workflow_recipe']),
+      // With the session: its own notes (the scratchpad tier) are memories of its context too.
+      this.recallMemories(scope, query, phase, this.config.context.maxMemories, [], sessionId),
+      this.recallMemories(
+        scope,
+        query,
+        phase,
+        this.config.context.maxRecipes,
+        ['workflow_recipe'],
+        sessionId,
+      ),
       this.linkedWorkStates(scope, sessionId, thread, sessionEpisodes),
       this.linkedEpisodes(scope, query, thread.linkedEpisodeIds, thread.channel === 'implicit'),
     ]);
@@ -200,13 +208,17 @@ export class ContextService {
     return this.recallMemories(scope, task, input.phase, limit, ['workflow_recipe']);
   }
 
-  /** Non-stale memories recalled for the query (none without a query), ranked as Recall ranks. */
+  /**
+   * Non-stale memories recalled for the query (none without a query), ranked as Recall ranks;
+   * with a session, its notes among them.
+   */
   private async recallMemories(
     scope: RecallScope,
     query: string,
     phase: string | undefined,
     k: number,
     memoryTypes: MemoryType[] = [],
+    sessionId: string | null = null,
   ): Promise<RankedMemory[]> {
     if (query === '' || k === 0) return [];
     const answer = await this.recall.recall({
@@ -217,6 +229,7 @@ export class ContextService {
       tier: 'memories',
       memoryTypes,
       excludeStale: true,
+      sessionId,
     });
     return answer.results.flatMap((hit) => (hit.tier === 'memories' ? [hit.memory] : []));
   }

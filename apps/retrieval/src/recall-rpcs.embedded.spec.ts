@@ -23,6 +23,7 @@ describeRecallRpcs('embedded SQLite', async () => {
       const records = [0, 1].flatMap((partition) => log.read(topic, partition, 0, 1_000));
       return Promise.resolve(records.filter((r) => r.value === null).map((r) => r.key!));
     },
+    indexMemory: (memory) => server.indexMemory(memory),
     close: () => server.close(),
   };
 });

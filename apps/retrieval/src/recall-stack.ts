@@ -1,6 +1,6 @@
 import { OpenAiCompatibleChatClient, type Embedder, type LlmClient } from '@engram/ai';
 import type { Memory } from '@engram/contracts';
-import type { RankingConfig } from '@engram/core';
+import { InMemorySessionNotes, type RankingConfig, type SessionNoteStore } from '@engram/core';
 import { AccessTracker } from './access-tracker';
 import { CachingEmbedder } from './caching-embedder';
 import { ContextService } from './context.service';
@@ -22,6 +22,11 @@ export interface RecallStack {
   feedback: FeedbackService;
   /** Access counts of returned and injected memories, written back to the store in batches. */
   access: AccessTracker;
+  /**
+   * The session notes Remember holds and Recall reads (the scratchpad tier); whoever sees
+   * SessionEnded may end a session's notes here (they also expire when idle).
+   */
+  notes: SessionNoteStore;
   /** The store they read (AnalyzeImpact joins it with the graph when the server has one). */
   store: RecallStore;
   ranking: RankingConfig;
@@ -41,7 +46,9 @@ export function recallStackOn(
 ): RecallStack {
   const access = new AccessTracker((updates) => store.writeAccess(updates), ranking.access);
   const cached = new CachingEmbedder(embedder, { maxEntries: 1024 });
-  const service = new RecallService(store, cached, { config: ranking, access, hyde });
+  // One pad for Remember and Recall: a note is recallable in its session once Remember answered.
+  const notes = new InMemorySessionNotes();
+  const service = new RecallService(store, cached, { config: ranking, access, hyde, notes });
   const writeOptions = {
     publish: writes.publish,
     publishTombstones: writes.publishTombstones,
@@ -52,9 +59,10 @@ export function recallStackOn(
     service,
     context: new ContextService(store, service, { config: ranking, access }),
     history: new EpisodeHistoryService(store, service, ranking),
-    remember: new RememberService(writeOptions),
+    remember: new RememberService({ ...writeOptions, notes, embedder: cached }),
     feedback: new FeedbackService(store, writeOptions),
     access,
+    notes,
     store,
     ranking,
   };

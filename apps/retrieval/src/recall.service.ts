@@ -1,66 +1,49 @@
 import type { Embedder, LlmClient } from '@engram/ai';
-import type { Episode, PromptSubmitted } from '@engram/contracts';
 import {
   accessHitOf,
   DEFAULT_RANKING_CONFIG,
   episodeFilters,
   errorMessage,
-  explainScore,
   hydeEnsemble,
   hydePrompt,
+  isSessionNote,
   memoryFilters,
-  mergeAcrossTiers,
   modelVector,
   parseRecallRequest,
-  rankEpisodes,
-  rankMemories,
-  rankTurns,
+  rankSessionNotes,
   resolveTemporalMode,
   shouldUseHyde,
-  supersededAfterSuccessors,
   turnFilters,
   turnProvenance,
-  type CrossTierRelevance,
   type MemoryFilter,
   type ModelVector,
-  type Provenance,
-  type RankedMemory,
   type RankingConfig,
   type RecallQuery,
   type RecallRequestInput,
   type RecallTier,
+  type SessionNote,
+  type SessionNoteStore,
   type StoreFilter,
   type TemporalConstraint,
-  type TierHit,
 } from '@engram/core';
-import {
-  episodeText as indexedEpisodeText,
-  episodeFromSource,
-  memoryFromSource,
-  turnFromSource,
-  vectorOfSource,
-  type Candidates,
-  type EpisodeDocument,
-  type MemoryDocument,
-  type TurnDocument,
-} from '@engram/elasticsearch';
+import type { EpisodeDocument, MemoryDocument, TurnDocument } from '@engram/elasticsearch';
 import { Logger } from '@nestjs/common';
 import type { AccessTracker } from './access-tracker';
+import { mergeRecallHits } from './recall-hit-merge';
 import type { RecallStore } from './recall-store';
+import {
+  candidatesPerList,
+  memoryHit,
+  rankTier,
+  withKnn,
+  type CandidateLists,
+  type RecallHit,
+  type TierCandidates,
+  type TierRanking,
+} from './recall-tier-ranking';
+import { SessionNoteLookup } from './session-note-lookup';
 
-interface HitBase extends TierHit {
-  /** Display text: a stale memory carries the `[STALE — …]` prefix. */
-  text: string;
-  /** The score as one line a person can check (explainScore). */
-  explanation: string;
-  provenance: Provenance;
-}
-
-/** One result of a recall, whatever its tier. */
-export type RecallHit =
-  | (HitBase & { tier: 'memories'; memory: RankedMemory })
-  | (HitBase & { tier: 'episodes'; episode: Episode })
-  | (HitBase & { tier: 'turns'; turn: PromptSubmitted });
+export { candidatesPerList, episodeText, type RecallHit } from './recall-tier-ranking';
 
 export interface RecallTimings {
   /** Embedding the query (the BM25 searches run meanwhile). */
@@ -100,6 +83,11 @@ export interface RecallServiceOptions {
    * blend of its embedding and a hypothetical answer's. Null or absent: never.
    */
   hyde?: LlmClient | null;
+  /**
+   * The scratchpad tier (seed 002 §8): the agents' notes of their own sessions, recalled in that
+   * session before their work validates. Null or absent: recall reads the store alone.
+   */
+  notes?: SessionNoteStore | null;
 }
 
 /**
@@ -116,20 +104,6 @@ export const DEFAULT_MIN_KNN_SIMILARITY = 0.2;
 const HYDE_MAX_TOKENS = 150;
 
 /**
- * Candidates per list for a recall of k: over-fetched, because the core drops some (filters it
- * checks itself, e.g. relatedFiles; stale exclusion) and fusion promotes documents found by only
- * one of the two lists.
- */
-export function candidatesPerList(k: number): number {
-  return Math.min(300, Math.max(30, 3 * k));
-}
-
-type TierCandidates =
-  | { tier: 'memories'; candidates: Candidates<MemoryDocument> }
-  | { tier: 'episodes'; candidates: Candidates<EpisodeDocument> }
-  | { tier: 'turns'; candidates: Candidates<TurnDocument> };
-
-/**
  * The Recall half of retrieval (SPEC §7): validate, fetch BM25 candidates of each tier while the
  * query is embedded, then kNN candidates, rank each tier with the pure core (RRF, exact cosine,
  * base hybrid score, phase weight, stale penalty), merge the tiers, and hand the returned memories
@@ -141,6 +115,7 @@ export class RecallService {
   private readonly access: AccessTracker | null;
   private readonly minKnnSimilarity: number;
   private readonly hyde: LlmClient | null;
+  private readonly notes: SessionNoteLookup;
   private readonly logger = new Logger(RecallService.name);
 
   constructor(
@@ -153,6 +128,7 @@ export class RecallService {
     this.access = options.access ?? null;
     this.minKnnSimilarity = options.minKnnSimilarity ?? DEFAULT_MIN_KNN_SIMILARITY;
     this.hyde = options.hyde ?? null;
+    this.notes = new SessionNoteLookup(store, options.notes ?? null, this.clock);
   }
 
   get embeddingModel(): string {
@@ -163,6 +139,9 @@ export class RecallService {
   async recall(input: RecallRequestInput): Promise<RecallAnswer> {
     const query = parseRecallRequest(input);
     const started = performance.now();
+    // Only a session with notes costs anything here (one lookup of their ids, during the search).
+    const notes = this.notes.pending(query);
+    notes?.catch(() => undefined); // awaited below; not an unhandled rejection meanwhile
     const temporal = await this.resolveTemporal(query);
     // BM25 needs no vector: its searches run in the store while the query is embedded here.
     const lexical = this.searchTiers(query, temporal, { text: query.query, vector: null });
@@ -170,7 +149,7 @@ export class RecallService {
     const embedding = performance.now();
     const vector = await this.embedQuery(query.query);
     const embedded = performance.now();
-    const first = await this.rankWith(query, temporal, lexical, vector);
+    const first = await this.rankWith(query, temporal, lexical, vector, notes);
     // A lexical-only recall (no embedding model) has nothing to blend the hypothesis into.
     const weak = shouldUseHyde(
       first.hits.map((hit) => hit.score.relevance),
@@ -185,6 +164,7 @@ export class RecallService {
           temporal,
           lexical,
           hydeEnsemble(vector, await this.embedQuery(hypothetical), this.config),
+          notes,
         )
       : null;
     const hydeMs = hypothetical ? performance.now() - hydeStarted - (second?.searchMs ?? 0) : 0;
@@ -193,7 +173,10 @@ export class RecallService {
     if (query.track) {
       this.access?.record(
         results.flatMap((hit) =>
-          hit.tier === 'memories' ? [accessHitOf(query.scope, hit.memory.memory)] : [],
+          // A session note is no stored memory yet: nothing to count.
+          hit.tier === 'memories' && !isSessionNote(hit.memory.memory)
+            ? [accessHitOf(query.scope, hit.memory.memory)]
+            : [],
         ),
       );
     }
@@ -214,79 +197,50 @@ export class RecallService {
 
   /**
    * Every tier's BM25 candidates (already asked for) and kNN candidates of this vector, ranked
-   * and merged into one list of k.
+   * and merged into one list of k; the session's notes, when it has any, as one more list.
    */
   private async rankWith(
     query: RecallQuery,
     temporal: TemporalConstraint | undefined,
     lexical: Promise<TierCandidates[]>,
     vector: ModelVector,
+    notes: Promise<SessionNote[]> | null,
   ): Promise<{ hits: RecallHit[]; searchMs: number; rankMs: number }> {
     const started = performance.now();
     // A lexical-only recall (no embedding model) has no kNN list.
-    const [bm25, knn] = await Promise.all([
+    const [bm25, knn, pending] = await Promise.all([
       lexical,
       vector.dimension > 0 ? this.searchTiers(query, temporal, { text: null, vector }) : null,
+      notes,
     ]);
     const searched = performance.now();
-    const now = this.clock();
-    const hits = this.merge(
+    const ranking: TierRanking = {
       query,
-      bm25.map((found, i) => this.rankTier(withKnn(found, knn?.[i]), query, vector, temporal, now)),
-    );
+      vector,
+      memoryFilter: this.memoryFilter(query, temporal),
+      temporal,
+      now: this.clock(),
+    };
+    const lists = bm25.map((found, i) => rankTier(withKnn(found, knn?.[i]), ranking, this.config));
+    if (pending) lists.push(this.rankNotes(pending, ranking));
+    const hits = mergeRecallHits(query, lists, this.config);
     return { hits, searchMs: searched - started, rankMs: performance.now() - searched };
   }
 
-  /**
-   * The tiers' lists as one (mergeAcrossTiers): relevance on one scale for every tier, and one
-   * result per source — an episode, its turns and the memories distilled from them shown once,
-   * with the provenance of all of them. A result ranks by its group's best member; its score's
-   * other components, and the explanation, are those of the member shown.
-   */
-  private merge(query: RecallQuery, lists: RecallHit[][]): RecallHit[] {
-    const groups = mergeAcrossTiers<RecallHit>(
+  private rankNotes(notes: readonly SessionNote[], ranking: TierRanking): RecallHit[] {
+    const { query, vector, memoryFilter, now } = ranking;
+    return rankSessionNotes(
       {
-        lists,
-        k: query.k,
+        notes,
         query: query.query,
-        textOf: (hit) => {
-          switch (hit.tier) {
-            case 'memories':
-              return hit.memory.memory.content; // not the display text: no [STALE — …] prefix
-            case 'episodes':
-              return indexedEpisodeText(hit.episode);
-            case 'turns':
-              return hit.text;
-          }
-        },
-        confidenceOf: (hit) => (hit.tier === 'memories' ? hit.memory.confidence : null),
+        vector,
+        filter: memoryFilter,
+        phase: query.phase,
+        now,
+        minSimilarity: this.minKnnSimilarity,
       },
       this.config,
-    );
-    const results = groups.map((group): RecallHit => {
-      const shown = group.representative;
-      const others = group.members.filter((m) => m !== shown);
-      const explanation =
-        (shown === group.best
-          ? ''
-          : `group final ${group.finalScore.toFixed(4)} from its best, ${group.best.tier} ${group.best.id}; shown: `) +
-        explainScore(group.score, this.config.hybrid, this.config.priors) +
-        `; query-term coverage ${group.coverage.toFixed(4)}` +
-        crossTierNote(group.relevance) +
-        (others.length > 0
-          ? `; one source with ${others.map((m) => `${m.tier} ${m.id}`).join(', ')}`
-          : '');
-      return {
-        ...shown,
-        score: { ...group.score, finalScore: group.finalScore },
-        provenance: group.provenance,
-        explanation,
-      };
-    });
-    // A superseded memory is shown (penalised, prefixed) but never above its successor.
-    return supersededAfterSuccessors(results, (hit) =>
-      hit.tier === 'memories' ? hit.memory.memory : null,
-    );
+    ).map(memoryHit);
   }
 
   /** One list (BM25 with a text, kNN with a vector) of every tier of the query, in its order. */
@@ -394,136 +348,4 @@ export class RecallService {
         };
     }
   }
-
-  private rankTier(
-    found: TierCandidates,
-    query: RecallQuery,
-    vector: ModelVector,
-    temporal: TemporalConstraint | undefined,
-    now: number,
-  ): RecallHit[] {
-    // Every candidate ranked, not k: the merge collapses one source's results into one, so k
-    // results are k sources whenever the candidates hold them.
-    const common = {
-      phase: query.phase,
-      now,
-      bm25: found.candidates.bm25,
-      knn: found.candidates.knn,
-      query: vector,
-    };
-    // Explained by the merge, on the cross-tier scale, for the k results it keeps.
-    const explanation = '';
-    switch (found.tier) {
-      case 'memories':
-        return rankMemories(
-          {
-            ...common,
-            filter: this.memoryFilter(query, temporal),
-            memories: [...found.candidates.sources.values()].map(memoryFromSource),
-          },
-          this.config,
-        ).map((memory) => ({
-          tier: 'memories',
-          id: memory.memory.memoryId,
-          score: memory.score,
-          text: memory.content,
-          explanation,
-          provenance: memory.provenance,
-          memory,
-        }));
-      case 'episodes': {
-        const { records, vectors } = recordsAndVectors(found.candidates, episodeFromSource);
-        return rankEpisodes(
-          { ...common, scope: query.scope, episodes: records, vectors, temporal },
-          this.config,
-        ).map(({ episode, score, provenance }) => ({
-          tier: 'episodes',
-          id: episode.episodeId,
-          score,
-          text: episodeText(episode),
-          explanation,
-          provenance,
-          episode,
-        }));
-      }
-      case 'turns': {
-        const { records, vectors } = recordsAndVectors(found.candidates, turnFromSource);
-        return rankTurns(
-          { ...common, scope: query.scope, turns: records, vectors, temporal },
-          this.config,
-        ).map(({ turn, score, provenance }) => ({
-          tier: 'turns',
-          id: turn.eventId,
-          score,
-          text: turn.text,
-          explanation,
-          provenance,
-          turn,
-        }));
-      }
-    }
-  }
-}
-
-/**
- * Which reading gave the cross-tier relevance (recall-merge.ts crossTierRelevance): said only when
- * the semantic one did, i.e. when the query-term coverage did not count.
- */
-function crossTierNote(relevance: CrossTierRelevance): string {
-  if (relevance.semantic <= relevance.lexical) return '';
-  return (
-    `; relevance ${relevance.relevance.toFixed(4)} semantic (cosine rank #${relevance.cosineRank} ` +
-    `of all tiers), over lexical ${relevance.lexical.toFixed(4)}`
-  );
-}
-
-/** Which candidate lists a search asks for: BM25 with a text, kNN with a vector. */
-interface CandidateLists {
-  text: string | null;
-  vector: ModelVector | null;
-}
-
-/**
- * A tier's BM25 candidates with its kNN ones. A document in both keeps the BM25 `_source`: it
- * carries the stored vector, for the core's exact cosine (kNN hits come with their cosine).
- */
-function withKnn(lexical: TierCandidates, semantic: TierCandidates | undefined): TierCandidates {
-  if (semantic === undefined) return lexical;
-  const candidates = {
-    bm25: lexical.candidates.bm25,
-    knn: semantic.candidates.knn,
-    sources: new Map<string, unknown>([
-      ...semantic.candidates.sources,
-      ...lexical.candidates.sources,
-    ]),
-  };
-  return { tier: lexical.tier, candidates } as TierCandidates;
-}
-
-/** Records rebuilt from `_source`, and the vectors stored beside them (by document id). */
-function recordsAndVectors<
-  S extends { embedding: number[] | null; embeddingModel: string | null },
-  R,
->(
-  candidates: Candidates<S>,
-  toRecord: (source: S) => R,
-): { records: R[]; vectors: Map<string, ModelVector> } {
-  const records: R[] = [];
-  const vectors = new Map<string, ModelVector>();
-  for (const [id, source] of candidates.sources) {
-    records.push(toRecord(source));
-    const vector = vectorOfSource(source);
-    if (vector) vectors.set(id, vector);
-  }
-  return { records, vectors };
-}
-
-/** What an episode was about, in the fewest words that say it: summary, else intent. */
-export function episodeText(episode: Episode): string {
-  return (
-    episode.summary?.trim() ||
-    episode.intent?.trim() ||
-    episode.intentKeywords.join(' ') ||
-    episode.episodeId
-  );
 }

@@ -46,11 +46,13 @@ describe('Remember and Feedback redact before anything is stored', () => {
       });
       answers.push(JSON.stringify(corrected));
     }
+    // In the notes' session: the agents' notes are recalled too (session notes, issue #20).
     const recalled = await call(client, 'Recall', {
       scope: SCOPE,
-      query: 'lesson corrected token key password secret',
+      session_id: 's-now',
+      query: 'lesson note corrected token key password secret',
       tier: 'TIER_MEMORIES',
-      k: 50,
+      k: 100,
     });
     answers.push(JSON.stringify(recalled));
   }, 120_000);
@@ -63,6 +65,7 @@ describe('Remember and Feedback redact before anything is stored', () => {
   it('should have stored every request (redacted, not refused)', () => {
     expect(answers.filter((a) => a.includes('"error"'))).toEqual([]);
     expect(answers.at(-1)).toContain('[REDACTED:');
+    expect(answers.at(-1)).toContain('[SESSION NOTE');
   });
 
   it('should leave no secret of the corpus in any file of the data dir or any answer', () => {

@@ -3,6 +3,7 @@ import { freePort } from '../../../../test/support/free-port';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Memory } from '@engram/contracts';
 import type { TenantTokens } from '@engram/core';
 import {
   SqliteEventLog,
@@ -11,6 +12,7 @@ import {
   sqliteStoreWriter,
 } from '@engram/embedded';
 import { contractEmbedder } from '../../../../libs/core/src/ports/testing/recall-store.contract';
+import { indexMemoryWith } from '../recall-stack';
 import { serveRecallGrpc } from '../recall.runtime';
 import { publishRecordsTo, publishTombstonesTo } from '../record-publisher';
 import { RetrievalIndexer } from '../retrieval-indexer';
@@ -24,6 +26,8 @@ export interface EmbeddedRpcServer {
   dataDir: string;
   /** The embedded log Remember and Feedback publish to. */
   log: SqliteEventLog;
+  /** Indexes a memory through the real indexer (what the log's consumer does once it validates). */
+  indexMemory(memory: Memory): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -67,6 +71,7 @@ export async function startEmbeddedRpcServer(
     url,
     dataDir: dir,
     log,
+    indexMemory: indexMemoryWith(indexer),
     close: async () => {
       await app.close();
       await stack.access.close();

@@ -1,5 +1,5 @@
 import { Metadata, status, type ServiceError } from '@grpc/grpc-js';
-import type { Typed } from '@engram/contracts';
+import type { Memory, Typed } from '@engram/contracts';
 import { observerSettings, tenantTokens } from '@engram/core';
 import { SqliteObserverGraph } from '@engram/embedded';
 import {
@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recallGrpcClient } from '../recall-grpc-client';
 import { AUTH_FILE, CURRENT_SESSION, OTHER_TENANT } from './rpc-corpus';
 import { expectReviewQueue } from './review-queue-rpc.checks';
+import { expectSessionNotes } from './session-notes-rpc.checks';
 import { PROJECT, TENANT } from './records';
 
 // The rpcs beside Recall, over real gRPC (@grpc/grpc-js, snake_case as a client of any language
@@ -29,6 +30,8 @@ export interface RecallRpcsFixture {
   published(topic: 'agent.lifecycle.v1' | 'memory.memories.v1', count: number): Promise<Typed[]>;
   /** The keys of the tombstones Feedback published on memory.memories.v1, in no given order. */
   tombstones(topic: 'memory.memories.v1'): Promise<string[]>;
+  /** Indexes a memory as the log's consumer does, searchable once it resolves (a validation). */
+  indexMemory(memory: Memory): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -368,6 +371,12 @@ export function describeRecallRpcs(name: string, makeFixture: () => Promise<Reca
       });
       expect(denied.error?.code).toBe(status.PERMISSION_DENIED);
     });
+
+    it('Remember in a session: the note is recalled there at once, nowhere else, and once validated it is the memory', () =>
+      expectSessionNotes(
+        (rpc, request, token) => call(client, rpc, request, token),
+        (memory) => fx.indexMemory(memory),
+      ));
 
     it('AnalyzeImpact: co-access dependents hop by hop, and the memories about them', async () => {
       const { response } = await call<{

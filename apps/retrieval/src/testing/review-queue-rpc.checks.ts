@@ -6,7 +6,8 @@ import { PROJECT } from './records';
 // ListForReview over real gRPC, against a server with `rpcCorpus` indexed (the recall rpcs
 // suite runs it on the embedded SQLite server and on Elasticsearch). Test support only.
 
-type Caller = (
+/** An rpc over real gRPC with a bearer token (recall-rpcs.suite's `call`, bound to a client). */
+export type Caller = (
   rpc: string,
   request: object,
   token?: string,

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { InMemorySessionNotes, type SessionNote, type SessionNoteLimits } from './session-note-pad';
+import type { RecallScope } from './recall-scope';
 import { memory, NOW, SCOPE } from './testing/fixtures';
 
 const HOUR = 60 * 60 * 1000;
 
-function note(id: string, sessionId = 's-1', scope = SCOPE): SessionNote {
+function note(id: string, sessionId = 's-1', scope: RecallScope = SCOPE): SessionNote {
   return { scope, sessionId, memory: memory({ memoryId: id }) };
 }
 

@@ -26,16 +26,23 @@ export const SESSION_NOTE_PREFIX = '[SESSION NOTE — not yet validated]';
 export const SESSION_NOTE_CONFIDENCE = 0.9;
 
 /**
- * The session note of a Remember, or null when it is not one: a person's teaching is a memory at
- * once, and a note without a session of its own has no session to be recalled in. `embedding` is
- * the note's vector when the server could compute one (null: the note matches lexically only).
+ * Whether a Remember becomes a session note: an agent's note of a session of its own (a person's
+ * teaching is a memory at once; a note without a session has no session to be recalled in).
+ */
+export function isSessionNoteRequest(request: RememberRequest): boolean {
+  return !isUserTaught(request) && namesOwnSession(request);
+}
+
+/**
+ * The session note of a Remember, or null when it is not one (isSessionNoteRequest). `embedding`
+ * is the note's vector when the server could compute one (null: the note matches lexically only).
  */
 export function sessionNoteOf(
   request: RememberRequest,
   event: Typed<'RememberRequested'>,
   embedding: ModelVector | null,
 ): SessionNote | null {
-  if (isUserTaught(request) || !namesOwnSession(request)) return null;
+  if (!isSessionNoteRequest(request)) return null;
   return {
     scope: request.scope,
     sessionId: request.sessionId,
@@ -61,7 +68,7 @@ function sessionNoteMemory(
     tags: [SESSION_NOTE_TAG],
     confidence: SESSION_NOTE_CONFIDENCE,
     userVerified: false,
-    embedding: embedding ? [...embedding.vector] : null,
+    embedding: embedding ? Array.from(embedding.vector) : null,
     embeddingModel: embedding?.model ?? null,
   };
 }
