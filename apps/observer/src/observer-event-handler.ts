@@ -59,6 +59,7 @@ export class ObserverEventHandler {
       ...call,
       command: call.command === null ? null : this.options.redact(call.command),
       errorMessage: call.errorMessage === null ? null : this.options.redact(call.errorMessage),
+      resultSummary: call.resultSummary ? this.options.redact(call.resultSummary) : null,
     });
     this.counters.rejectedPaths += result.rejectedPaths.length;
     if (result.duplicate) {

@@ -138,6 +138,7 @@ export function applySignal(facts: SessionFacts, signal: ObserverSignal, changes
     case 'sequence':
     case 'time_anomaly':
     case 'dead_end':
+    case 'e2e_observation':
       // Not in the graph yet: they live in the scratchpad until promotion.
       return;
   }

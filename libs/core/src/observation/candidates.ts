@@ -1,6 +1,17 @@
 import type { MemoryScope, MemorySource, MemoryType } from '@engram/contracts';
 import type { ThresholdSignal } from './observer-settings';
-import type { BacktrackCause, DeadEndTrigger, ObserverSignal } from './signals';
+import type {
+  BacktrackCause,
+  DeadEndTrigger,
+  E2eObservationSignal,
+  ObserverSignal,
+} from './signals';
+
+/** What an e2e_observation memory says: the newest of its signals, as observed. */
+export type E2eObservationFacts = Pick<
+  E2eObservationSignal,
+  'observationType' | 'mcpTool' | 'action' | 'target' | 'page' | 'outcome' | 'before'
+>;
 
 /** The rules of SPEC §5 / seed 002 §5 (plus QA failures and the agent's remember_this). */
 export type InferenceRuleName =
@@ -14,6 +25,8 @@ export type InferenceRuleName =
   | 'task_calibration'
   | 'workflow_recipe'
   | 'qa_failure'
+  /** Browser automation MCP results of a QA agent (seed 002 §9). */
+  | 'e2e_observation'
   | 'remember_request'
   /** The consolidation pass after a large spec (seed 002 §8). */
   | 'consolidation';
@@ -111,6 +124,7 @@ export type CandidateFacts =
       whatWasTried: string | null;
       recommendation: string | null;
     }
+  | ({ kind: 'e2e_observation'; occurrences: number } & E2eObservationFacts)
   | { kind: 'remember_request'; text: string }
   | { kind: 'consolidated_insight'; insightKind: string; text: string };
 

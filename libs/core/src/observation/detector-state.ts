@@ -31,6 +31,46 @@ export interface DetectorState {
   sequenceKeysSeen: string[];
   tokensByModule: Record<string, number>;
   totalTokens: number;
+  /**
+   * The agent's plan (issue #20): step counts of its first and latest todo list. Optional: states
+   * persisted before plans were observed have none.
+   */
+  plan?: PlanState;
+  /** The QA agent's browser, as its MCP tools showed it (optional, like `plan`). */
+  browser?: BrowserState;
+}
+
+export interface PlanState {
+  /** Steps of the session's first plan: what the agent expected the work to take. */
+  plannedSteps: number;
+  /** Steps of its latest plan: the work as it turned out (items added or dropped). */
+  latestSteps: number;
+}
+
+export interface BrowserState {
+  /** The last page URL the browser tools named (without query or fragment). */
+  page: string | null;
+  /** The browser action that failed last and has not succeeded since. */
+  failed: BrowserFailure | null;
+}
+
+export interface BrowserFailure {
+  mcpTool: string;
+  action: string;
+  target: string | null;
+  /** `action target`: a later call with the same key is a retry. */
+  key: string;
+  page: string | null;
+  /** The error's first line. */
+  message: string;
+  files: string[];
+  sessionId: string;
+  eventId: string;
+  at: number;
+  stepIndex: number;
+  promptId: number;
+  /** Browser actions done since (`click "Accept cookies"`), at most a few. */
+  since: string[];
 }
 
 export interface FileState {

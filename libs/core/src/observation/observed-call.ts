@@ -18,6 +18,8 @@ export type ObservedToolCall = Pick<
   | 'outcome'
   | 'errorMessage'
   | 'tokensUsed'
+  | 'plannedSteps'
+  | 'resultSummary'
 >;
 
 /** One call as the detection steps see it: paths already normalised and de-duplicated. */

@@ -14,6 +14,8 @@ export type ThresholdSignal =
   | 'qa_failure'
   /** The agent's own remember_this: explicit, one is enough. */
   | 'remember'
+  /** What a QA agent's browser tools showed (seed 002 §9 stores each one, to be reviewed). */
+  | 'e2e_observation'
   /** Per-session statistics (context cost, calibration): their rules set the sample floor. */
   | 'session_stats';
 
@@ -116,6 +118,7 @@ export const DEFAULT_OBSERVER_SETTINGS: Readonly<ObserverSettings> = Object.free
     time_anomaly: 1,
     qa_failure: 1,
     remember: 1,
+    e2e_observation: 1,
     session_stats: 1,
   },
   noveltyMaxCosine: 0.88,

@@ -73,6 +73,7 @@ export function foldSignal(stats: ProjectObservationStats, signal: ObserverSigna
     case 'sequence':
     case 'time_anomaly':
     case 'dead_end':
+    case 'e2e_observation':
       // Counted from session summaries and scratchpads; nothing durable to aggregate.
       return;
   }

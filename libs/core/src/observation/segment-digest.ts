@@ -55,6 +55,7 @@ export function digestSignals(
         break;
       case 'sequence':
       case 'time_anomaly':
+      case 'e2e_observation':
         break;
     }
   }

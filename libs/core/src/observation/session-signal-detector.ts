@@ -8,6 +8,7 @@ import {
   RECENT_EVENT_IDS,
   type DetectorState,
 } from './detector-state';
+import { detectE2eObservation, finishE2eObservation } from './e2e-observation-detection';
 import { finishErrors, noteEdits, recordFailure, resolveErrors } from './error-retry-detection';
 import { detectFileAccess, detectTimeAnomaly } from './file-access-detection';
 import type { CallContext, ObservedToolCall } from './observed-call';
@@ -20,7 +21,12 @@ import {
 } from './project-paths';
 import { applyEditToStack, deadEndSignal, filesRevertedByCommand } from './revert-detection';
 import { detectSequences } from './sequence-detection';
-import { summariseSession, type SessionOutcome, type SessionSummary } from './session-summary';
+import {
+  notePlan,
+  summariseSession,
+  type SessionOutcome,
+  type SessionSummary,
+} from './session-summary';
 import type { ObserverSignal } from './signals';
 import { toolKindOf } from './tool-kinds';
 
@@ -81,13 +87,15 @@ export class SessionSignalDetector {
     };
     this.advanceClock(call);
     this.countTokens(context);
+    notePlan(state, call.plannedSteps ?? null);
     const signals = call.outcome === 'error' ? this.onFailure(context) : this.onSuccess(context);
+    signals.push(...detectE2eObservation(state, context));
     return { signals, rejectedPaths, duplicate: false };
   }
 
-  /** At SessionEnded: closes what only the end can close (errors never resolved). */
+  /** At SessionEnded: closes what only the end can close (errors, browser failures unresolved). */
   finish(): ObserverSignal[] {
-    return finishErrors(this.state);
+    return [...finishErrors(this.state), ...finishE2eObservation(this.state)];
   }
 
   /** The session's summary for the project statistics (at SessionEnded, after `finish`). */

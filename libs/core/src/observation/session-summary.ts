@@ -11,8 +11,17 @@ export interface SessionSummary {
   /** true: validated; false: validation failed; null: never validated. */
   succeeded: boolean | null;
   stepCount: number;
-  /** Steps the plan expected, when the orchestrator said (no event carries it yet). */
+  /**
+   * Steps the plan expected: the session's first plan (a tool call's `plannedSteps`, e.g. a
+   * TodoWrite), or what the orchestrator said.
+   */
   plannedSteps: number | null;
+  /**
+   * Steps of the session's latest plan, when the plan came from its tool calls: the work as it
+   * turned out, in the plan's own unit (task_calibration compares it with `plannedSteps`; without
+   * it, the tool calls are the actual steps). Optional: summaries kept before it have none.
+   */
+  latestPlanSteps?: number | null;
   methodology: string | null;
   filesAccessed: string[];
   filesEdited: string[];
@@ -39,7 +48,8 @@ export function summariseSession(state: DetectorState, outcome: SessionOutcome):
     endedAt: Math.max(outcome.endedAt, state.lastAt),
     succeeded: outcome.succeeded,
     stepCount: state.callCount,
-    plannedSteps: outcome.plannedSteps ?? null,
+    plannedSteps: state.plan?.plannedSteps ?? outcome.plannedSteps ?? null,
+    latestPlanSteps: state.plan?.latestSteps ?? null,
     methodology: outcome.methodology ?? null,
     filesAccessed: paths,
     filesEdited: paths.filter((path) => state.files[path].edits > 0),
@@ -48,4 +58,14 @@ export function summariseSession(state: DetectorState, outcome: SessionOutcome):
     totalTokens: state.totalTokens,
     sequenceKeys: [...state.sequenceKeysSeen],
   };
+}
+
+/**
+ * A tool call that wrote the agent's plan: the first plan is what was planned, each later one
+ * (a todo list rewritten as work goes on, items added or dropped) what the work turned out to be.
+ */
+export function notePlan(state: DetectorState, plannedSteps: number | null): void {
+  if (plannedSteps === null || !Number.isInteger(plannedSteps) || plannedSteps <= 0) return;
+  if (state.plan === undefined) state.plan = { plannedSteps, latestSteps: plannedSteps };
+  else state.plan.latestSteps = plannedSteps;
 }

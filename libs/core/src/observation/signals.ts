@@ -1,3 +1,4 @@
+import type { E2eObservationType } from '@engram/contracts';
 import type { ToolKind } from './tool-kinds';
 
 /**
@@ -13,7 +14,8 @@ export type SignalType =
   | 'backtrack'
   | 'sequence'
   | 'time_anomaly'
-  | 'dead_end';
+  | 'dead_end'
+  | 'e2e_observation';
 
 interface SignalBase {
   signalId: string;
@@ -127,6 +129,30 @@ export interface DeadEndSignal extends SignalBase {
   errorsSeen: string[];
 }
 
+/**
+ * What a browser automation MCP tool (a QA agent's Playwright, Puppeteer, Electron…) showed that is
+ * worth remembering (seed 002 §9): a failure, a wait, a step that was needed first, a page that
+ * reported an error. Routine successes make no signal.
+ */
+export interface E2eObservationSignal extends SignalBase {
+  type: 'e2e_observation';
+  observationType: E2eObservationType;
+  /** The MCP tool's full name (`mcp__playwright__browser_click`). */
+  mcpTool: string;
+  /** navigate, click, fill, key, select, hover, wait, inspect, evaluate, or the tool's own name. */
+  action: string;
+  /** What the action aimed at: an element, selector, text, key or URL (null: none named). */
+  target: string | null;
+  /** The page the browser was on (the session's last known URL, without query), or null. */
+  page: string | null;
+  /** What happened, one line: the error, or what the page said. */
+  outcome: string;
+  /** For preconditions: the actions that had to come first (`click "Accept cookies"`). */
+  before: string[];
+  /** Files the call named (components, test files), when any. */
+  files: string[];
+}
+
 export type ObserverSignal =
   | FileAccessSignal
   | CoAccessSignal
@@ -134,7 +160,8 @@ export type ObserverSignal =
   | BacktrackSignal
   | SequenceSignal
   | TimeAnomalySignal
-  | DeadEndSignal;
+  | DeadEndSignal
+  | E2eObservationSignal;
 
 /** Files a signal is about (used to drop the signals of an abandoned approach). */
 export function filesOfSignal(signal: ObserverSignal): string[] {
@@ -146,6 +173,7 @@ export function filesOfSignal(signal: ObserverSignal): string[] {
     case 'co_access':
       return [signal.fileA, signal.fileB];
     case 'error_retry':
+    case 'e2e_observation':
       return signal.files;
     case 'sequence':
       return signal.files.filter((file): file is string => file !== null);

@@ -12,12 +12,18 @@ const MEMORY_SCHEMA_VERSION = 1;
 export const OBSERVER_AGENT_ID = 'engram-observer';
 const MAX_SOURCE_EVENT_IDS = 100;
 const DEAD_END_HALF_LIFE_DAYS = 90;
-/** Seed 002 §7: recipes start at 0.7; §8: QA failures at 0.8; explicit notes chosen 0.9. */
+/**
+ * Seed 002 §7: recipes start at 0.7; §8: QA failures at 0.8; §9: E2E observations at 0.75
+ * ("needs a second observation to confirm"); explicit notes chosen 0.9.
+ */
 const FIXED_CONFIDENCE: Partial<Record<string, number>> = {
   workflow_recipe: 0.7,
   qa_auto: 0.8,
+  mcp_auto: 0.75,
   agent_explicit: 0.9,
 };
+/** Sources whose memories are always reviewed (seed 002 §9: automation can misclassify E2E). */
+const ALWAYS_REVIEWED = new Set(['observer_inferred', 'mcp_auto']);
 
 /** Where an episode lies in its session, to name the episode of a memory's newest evidence. */
 export interface EpisodeRange {
@@ -101,7 +107,7 @@ export function buildMemory(
     targetNodeId: null,
     relations: memoryRelations(candidate),
     decayHalfLifeDays: candidate.memoryType === 'dead_end' ? DEAD_END_HALF_LIFE_DAYS : null,
-    needsReview: candidate.source === 'observer_inferred' || !context.validated,
+    needsReview: ALWAYS_REVIEWED.has(candidate.source) || !context.validated,
     userVerified: false,
     citationText: text.citationText,
     staleAt: null,
@@ -125,6 +131,10 @@ function confidenceOf(candidate: BuildableCandidate, context: MemoryBuildContext
 
 function tagsOf(candidate: MemoryCandidate, context: MemoryBuildContext): string[] {
   const tags = ['observer', candidate.rule];
+  // Seed 002 §9 tags: e2e, the tool, the observation type.
+  if (candidate.facts.kind === 'e2e_observation') {
+    tags.push('e2e', candidate.facts.mcpTool, candidate.facts.observationType);
+  }
   if (!context.validated) tags.push('unvalidated');
   return tags;
 }

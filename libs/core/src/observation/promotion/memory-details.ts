@@ -67,6 +67,13 @@ const DETAIL_BUILDERS: DetailBuilders = {
       sessionCount: f.sessionCount,
     },
   }),
+  e2e_observation: (f) => ({
+    e2eObservation: {
+      observationType: f.observationType,
+      mcpToolUsed: f.mcpTool,
+      appState: f.page,
+    },
+  }),
   task_calibration: (f) => ({
     taskCalibration: {
       module: f.module,

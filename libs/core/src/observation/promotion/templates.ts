@@ -87,6 +87,22 @@ const RENDERERS: Renderers = {
     content: `QA found (${f.severity}): ${f.description}${f.file !== null ? ` in ${code(f.file)}` : ''}.${sentence('Tried', f.whatWasTried)}${sentence('Do instead', f.recommendation)}`,
     citationText: `QA ${f.severity}: ${f.description}`,
   }),
+  e2e_observation: (f) => {
+    const step = f.target === null ? f.action : `${f.action} ${JSON.stringify(f.target)}`;
+    const where = f.page === null ? '' : ` on ${f.page}`;
+    const lead: Record<typeof f.observationType, string> = {
+      precondition: `Before ${step}${where}, do: ${f.before.join(', ')}.`,
+      timing: `Timing${where}: ${step} needs time.`,
+      ui_behavior: `UI behaviour${where} after ${step}:`,
+      test_sequence: `To reach the state of ${step}${where}:`,
+      mcp_gotcha: `MCP gotcha: ${f.mcpTool} ${step}${where} fails.`,
+    };
+    const seen = f.occurrences > 1 ? ` (seen ${f.occurrences} times)` : '';
+    return {
+      content: `${lead[f.observationType]} Observed: ${f.outcome}${seen}.`,
+      citationText: `e2e ${f.observationType}: ${step}${where}`,
+    };
+  },
   remember_request: (f) => ({ content: f.text, citationText: f.text }),
   consolidated_insight: (f) => ({ content: f.text, citationText: f.text }),
 };

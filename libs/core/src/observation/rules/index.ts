@@ -3,6 +3,7 @@ import type { InferenceRuleName, MemoryCandidate } from '../candidates';
 import { causalDependencyRule } from './causal-dependency.rule';
 import { contextCostRule } from './context-cost.rule';
 import { deadEndRule } from './dead-end.rule';
+import { e2eObservationRule } from './e2e-observation.rule';
 import { errorPatternRule } from './error-pattern.rule';
 import { gotchaRule } from './gotcha.rule';
 import type { InferenceInput } from './inference-input';
@@ -83,6 +84,12 @@ export const INFERENCE_RULES: readonly InferenceRule[] = [
     memoryType: 'error_pattern',
     when: 'a critical or high QA failure',
     infer: qaFailureRule,
+  },
+  {
+    name: 'e2e_observation',
+    memoryType: 'e2e_observation',
+    when: "a QA agent's browser tool failed, needed a step first, waited, or saw an error",
+    infer: e2eObservationRule,
   },
   {
     name: 'remember_request',

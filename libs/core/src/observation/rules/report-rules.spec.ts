@@ -109,6 +109,7 @@ describe('inferCandidates', () => {
       'task_calibration',
       'workflow_recipe',
       'qa_failure',
+      'e2e_observation',
       'remember_request',
     ]);
   });

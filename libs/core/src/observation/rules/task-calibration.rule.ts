@@ -1,7 +1,16 @@
 import type { MemoryCandidate } from '../candidates';
 import { groupBy } from '../candidates';
+import type { SessionSummary } from '../session-summary';
 import type { InferenceInput } from './inference-input';
 import { mean, sessionsTouching, touchedModules } from './rule-helpers';
+
+/**
+ * A session's actual steps in the unit of its plan: the steps of its latest plan when the plan
+ * came from the agent's todo list (items, not tool calls), else its tool calls.
+ */
+function actualSteps(session: SessionSummary): number {
+  return session.latestPlanSteps ?? session.stepCount;
+}
 
 /**
  * Actual vs planned steps of the sessions of a module, per methodology (calibration is
@@ -17,7 +26,7 @@ export function taskCalibrationRule(input: InferenceInput): MemoryCandidate[] {
     );
     for (const [methodology, samples] of groupBy(planned, (s) => s.methodology ?? 'unknown')) {
       if (samples.length < settings.taskCalibrationMinSessions) continue;
-      const averageActualSteps = mean(samples.map((s) => s.stepCount));
+      const averageActualSteps = mean(samples.map(actualSteps));
       const averagePlannedSteps = mean(samples.map((s) => s.plannedSteps ?? 0));
       const naturalKey = `${module}\u0000${methodology}`;
       candidates.push({
