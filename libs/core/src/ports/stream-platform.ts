@@ -78,6 +78,12 @@ export interface ProcessorCounters {
   transactions: number;
 }
 
+export interface SinkConsumerCounters {
+  processed: number;
+  deadLettered: number;
+  retries: number;
+}
+
 export interface SinkConsumerSpec {
   groupId: string;
   service: string;
@@ -87,6 +93,8 @@ export interface SinkConsumerSpec {
 }
 
 export interface SinkConsumer {
+  /** Since start: records handled (committed), dead-lettered, and retries of failed batches. */
+  readonly counters: SinkConsumerCounters;
   /** `tombstones: true`: null values (deletions on compacted topics) reach the handler too. */
   subscribe<E>(
     codec: TopicCodec<E>,
