@@ -27,6 +27,10 @@ export class EmbeddedStreamPlatform implements StreamPlatform {
   }
 
   ensureTopics(topics: readonly StreamTopic[], partitions: number): Promise<void> {
+    return settled(() => this.createMissing(topics, partitions));
+  }
+
+  private createMissing(topics: readonly StreamTopic[], partitions: number): void {
     for (const { topic, compacted, withDeadLetter } of topics) {
       // As on Kafka, an existing topic is left as it is (its partition count included).
       if (this.log.topic(topic)) continue;
@@ -35,10 +39,13 @@ export class EmbeddedStreamPlatform implements StreamPlatform {
         withDeadLetter: withDeadLetter ?? true,
       });
     }
-    return Promise.resolve();
   }
 
   partitionCount(topics: readonly string[]): Promise<number> {
+    return settled(() => this.sharedCount(topics));
+  }
+
+  private sharedCount(topics: readonly string[]): number {
     const counts = topics.map((topic) => ({ topic, count: this.log.endOffsets(topic).length }));
     if (counts.length === 0) throw new MisconfigurationError('no topics to count partitions of');
     if (counts.some(({ count }) => count !== counts[0].count)) {
@@ -48,15 +55,15 @@ export class EmbeddedStreamPlatform implements StreamPlatform {
           'the agent topics are co-partitioned by sessionId',
       );
     }
-    return Promise.resolve(counts[0].count);
+    return counts[0].count;
   }
 
   readChangelog(topic: string, partitions: readonly number[]): Promise<Map<string, Buffer>> {
-    return Promise.resolve(this.log.latestByKey(topic, partitions));
+    return settled(() => this.log.latestByKey(topic, partitions));
   }
 
   endOffset(topic: string, partition: number): Promise<number> {
-    return Promise.resolve(this.log.endOffsets(topic)[partition] ?? 0);
+    return settled(() => this.log.endOffsets(topic)[partition] ?? 0);
   }
 
   committedOffsets(
@@ -64,8 +71,10 @@ export class EmbeddedStreamPlatform implements StreamPlatform {
     topic: string,
     partitions: readonly number[],
   ): Promise<Map<number, number>> {
-    const committed = this.log.committedOffsets(groupId, topic);
-    return Promise.resolve(new Map(partitions.map((p) => [p, committed.get(p) ?? 0])));
+    return settled(() => {
+      const committed = this.log.committedOffsets(groupId, topic);
+      return new Map(partitions.map((p) => [p, committed.get(p) ?? 0]));
+    });
   }
 
   eventLog(): Promise<EventLogPort> {
@@ -89,5 +98,14 @@ export class EmbeddedStreamPlatform implements StreamPlatform {
 
   close(): Promise<void> {
     return Promise.resolve();
+  }
+}
+
+/** The SQLite log answers synchronously; the port's callers expect failures as rejections. */
+function settled<T>(read: () => T): Promise<T> {
+  try {
+    return Promise.resolve(read());
+  } catch (error) {
+    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
   }
 }

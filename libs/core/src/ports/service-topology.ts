@@ -39,6 +39,11 @@ export interface StageBinding<E = unknown> {
   stage: ExactlyOnceStage<E>;
 }
 
+/** A binding whose stage is typed by its codec (an inline stage then sees the topic's events). */
+export function bindStage<E>(codec: TopicCodec<E>, stage: ExactlyOnceStage<E>): StageBinding {
+  return { codec, stage };
+}
+
 export interface AssignmentBinding {
   topic: string;
   assign: (partitions: number[]) => void;

@@ -54,7 +54,6 @@ export interface Delivered<E> {
   headers: RecordHeaders | undefined;
 }
 
-/** Events a stage emits for one topic (to `partition` when given, else by key). */
 /**
  * A tombstone: a record with a key and a null value, which deletes its key on a compacted topic.
  * Only subscriptions that ask for tombstones receive them; the key is never null or empty.
@@ -74,6 +73,7 @@ export function isTombstone<E>(item: DeliveredOrTombstone<E>): item is Delivered
   return item.event === null;
 }
 
+/** Events a stage emits for one topic (to `partition` when given, else by key). */
 export interface StageOutput<O = unknown> {
   codec: TopicCodec<O>;
   events: O[];
