@@ -1,4 +1,6 @@
 import {
+  codecOnTopic,
+  contractCodec,
   inputPositionsOn,
   redactSecrets,
   runTopology,
@@ -9,7 +11,6 @@ import {
   type ServiceTopology,
   type StreamPlatform,
 } from '@engram/core';
-import { codecOnTopic, contractCodec } from '@engram/kafka';
 import { Logger } from '@nestjs/common';
 import {
   DEFAULT_SEGMENTER_TOPICS,

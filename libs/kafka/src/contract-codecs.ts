@@ -1,32 +1,8 @@
-import {
-  AVRO_TYPE_OPTIONS,
-  eventKey,
-  envelopeProblems,
-  fromAvroValue,
-  loadAvroSchema,
-  TOPIC_LIST,
-  toAvroValue,
-  topicSpec,
-  type EventOfTopic,
-  type TopicName,
-} from '@engram/contracts';
+import { valueSubject } from '@engram/core';
+import { AVRO_TYPE_OPTIONS, loadAvroSchema, TOPIC_LIST } from '@engram/contracts';
 import type { AvroRegistry, Compatibility } from './avro-registry';
-import { valueSubject, type TopicCodec } from './topic-codec';
 
-/** The codec of one of the SPEC §3 topics, built from its `schemas/avro` file. */
-export function contractCodec<T extends TopicName>(topic: T): TopicCodec<EventOfTopic<T>> {
-  const spec = topicSpec(topic);
-  if (!spec) throw new Error(`${topic} is not a contract topic`);
-  return {
-    topic,
-    subject: valueSubject(topic),
-    schema: loadAvroSchema(spec.avroFile) as object,
-    toAvro: (event) => toAvroValue(event),
-    fromAvro: (value) => fromAvroValue(topic, value),
-    key: (event) => eventKey(event),
-    validate: (event) => envelopeProblems(event),
-  };
-}
+export { contractCodec } from '@engram/core';
 
 /** The avsc options every contract codec is read and written with (a fresh copy: avsc mutates). */
 export function contractAvroOptions(): { wrapUnions: 'auto' } {

@@ -2,6 +2,7 @@ export * from './event-log.port';
 export * from './compacted-view';
 export * from './partitioning';
 export * from './stream-stage';
+export * from './contract-codecs';
 export * from './stream-platform';
 export * from './service-topology';
 export * from './input-positions';
