@@ -2,6 +2,7 @@ import {
   anyOfFilter,
   notesAwaitingValidation,
   type RecallQuery,
+  type RecallScope,
   type SessionNote,
   type SessionNoteStore,
 } from '@engram/core';
@@ -27,21 +28,22 @@ export class SessionNoteLookup {
     if (!query.tiers.includes('memories')) return null;
     const notes = this.notes.notesOf(query.scope, query.sessionId, this.clock());
     if (notes.length === 0) return null;
-    return this.awaitingValidation(query, notes);
+    return this.awaitingValidation(query.scope, query.sessionId, notes);
   }
 
   private async awaitingValidation(
-    query: RecallQuery,
+    scope: RecallScope,
+    sessionId: string,
     notes: readonly SessionNote[],
   ): Promise<SessionNote[]> {
     const ids = notes.map((note) => note.memory.memoryId);
     const indexed = await this.store.list<MemoryDocument>('memories', {
-      scope: query.scope,
+      scope,
       filter: [anyOfFilter('memoryId', ids)],
       size: ids.length,
     });
     const indexedIds = new Set(indexed.map((doc) => doc.source.memoryId));
-    this.notes?.forget(query.scope, query.sessionId as string, [...indexedIds]);
+    this.notes?.forget(scope, sessionId, [...indexedIds]);
     return notesAwaitingValidation(notes, indexedIds);
   }
 }
