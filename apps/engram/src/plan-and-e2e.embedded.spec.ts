@@ -1,0 +1,216 @@
+// Issue #20, the two memory types no event could produce, on embedded Engram (`engram start`:
+// the SQLite log and the services, no servers). Claude Code hook payloads go through the hook's
+// own mapping (as `engram hook` and `engram import` send them) into the log:
+// - sessions whose agent wrote a plan (TodoWrite) and then grew it → task_calibration once three
+//   sessions of a module had a plan; the same sessions without TodoWrite → none;
+// - a QA session whose browser MCP tool failed until another action came first →
+//   e2e_observation (precondition, page, tool); the same session without the MCP tools → none.
+import type { Memory, Typed } from '@engram/contracts';
+import {
+  mapClaudeCodeHook,
+  newHookSessionState,
+  type ClaudeCodeHookPayload,
+  type HookProject,
+} from '@engram/core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startLexicalEmbedded, type LexicalEmbedded } from './testing/embedded-lexical';
+import { pollUntil as until } from './testing/poll-until';
+
+const ROOT = '/home/dev/shop';
+const PROJECT: HookProject = {
+  tenantId: 'acme',
+  projectId: 'shop',
+  projectRoot: ROOT,
+  agentId: 'claude-code',
+  userId: null,
+  gitBranch: null,
+  gitHeadSha: null,
+};
+const START = Date.now() - 60 * 60 * 1000;
+
+type Step = Partial<ClaudeCodeHookPayload> & { hook_event_name: string };
+
+const todos = (n: number) =>
+  Array.from({ length: n }, (_, i) => ({
+    content: `step ${i + 1}`,
+    status: 'pending',
+    activeForm: `doing ${i + 1}`,
+  }));
+const todoWrite = (n: number): Step => ({
+  hook_event_name: 'PostToolUse',
+  tool_name: 'TodoWrite',
+  tool_input: { todos: todos(n) },
+  tool_response: { newTodos: todos(n) },
+});
+const fileTool = (tool: 'Read' | 'Edit', file: string): Step => ({
+  hook_event_name: 'PostToolUse',
+  tool_name: tool,
+  tool_input: { file_path: `${ROOT}/${file}`, old_string: 'a', new_string: 'b' },
+  tool_response: {},
+});
+const browser = (
+  tool: string,
+  input: object,
+  outcome: { result?: string; error?: string },
+): Step =>
+  outcome.error === undefined
+    ? {
+        hook_event_name: 'PostToolUse',
+        tool_name: `mcp__playwright__browser_${tool}`,
+        tool_input: input,
+        tool_response: [{ type: 'text', text: outcome.result ?? 'done' }],
+      }
+    : {
+        hook_event_name: 'PostToolUseFailure',
+        tool_name: `mcp__playwright__browser_${tool}`,
+        tool_input: input,
+        error: outcome.error,
+      };
+
+/** A whole Claude Code session through the hook mapping: its events, in order. */
+function hookSession(sessionId: string, prompt: string, steps: Step[], startAt: number): Typed[] {
+  let state = newHookSessionState();
+  const events: Typed[] = [];
+  const all: Step[] = [
+    { hook_event_name: 'SessionStart', source: 'startup' },
+    { hook_event_name: 'UserPromptSubmit', prompt },
+    ...steps,
+    { hook_event_name: 'SessionEnd', reason: 'prompt_input_exit' },
+  ];
+  all.forEach((step, i) => {
+    const payload = {
+      session_id: sessionId,
+      transcript_path: `/tmp/${sessionId}.jsonl`,
+      cwd: ROOT,
+      tool_use_id: step.tool_name ? `${sessionId}-tool-${i}` : undefined,
+      ...step,
+    } as ClaudeCodeHookPayload;
+    const mapping = mapClaudeCodeHook(payload, state, PROJECT, startAt + i * 1_000);
+    state = mapping.state;
+    events.push(...mapping.events);
+  });
+  return events;
+}
+
+/** Sessions in src/cart: a plan of 4 steps that grew to `grewTo` (no TodoWrite: no plan). */
+function cartSession(id: string, grewTo: number | null, at: number): Typed[] {
+  const work = [
+    fileTool('Read', 'src/cart/total.ts'),
+    fileTool('Edit', 'src/cart/total.ts'),
+    fileTool('Read', 'src/cart/discount.ts'),
+  ];
+  const steps = grewTo === null ? work : [todoWrite(4), ...work, todoWrite(grewTo)];
+  return hookSession(id, 'Apply the discount before tax in the cart total', steps, at);
+}
+
+/** A QA session on the settings page; without MCP tools it only reads the page's code. */
+function qaSession(id: string, withBrowser: boolean, at: number): Typed[] {
+  const browserSteps: Step[] = [
+    browser(
+      'navigate',
+      { url: 'http://localhost:3000/settings' },
+      { result: '- Page URL: http://localhost:3000/settings\n- Page Title: Settings' },
+    ),
+    browser(
+      'click',
+      { element: 'Save button', ref: 'e7' },
+      { error: 'Element <div class="cookie-banner"> intercepts pointer events' },
+    ),
+    browser('click', { element: 'Accept cookies', ref: 'e2' }, {}),
+    browser('click', { element: 'Save button', ref: 'e7' }, { result: 'Settings saved' }),
+    // Only the result (resultSummary) says the page reported an error.
+    browser(
+      'click',
+      { element: 'Delete account', ref: 'e9' },
+      {
+        result:
+          '- Page URL: http://localhost:3000/settings\n- Console: [error] 403 Forbidden /api/account',
+      },
+    ),
+  ];
+  const steps = [fileTool('Read', 'src/settings/SettingsPage.tsx')];
+  if (withBrowser) steps.push(...browserSteps);
+  return hookSession(id, 'Check that saving the settings page works end to end', steps, at);
+}
+
+describe('task_calibration and e2e_observation from hook events, embedded (issue #20)', () => {
+  let engram: LexicalEmbedded;
+  const publish = (events: Typed[]) => engram.publish(events);
+  const ofType = (type: Memory['memoryType']) =>
+    engram.memories().filter((m) => m.memoryType === type);
+  const sessionsEnded = () =>
+    Promise.resolve(engram.services.observer.stage.counters.sessionsEnded);
+
+  beforeAll(async () => {
+    engram = await startLexicalEmbedded('plan-e2e');
+  }, 60_000);
+
+  afterAll(() => engram?.stop());
+
+  it('should write no task_calibration for sessions without a plan, nor e2e without MCP', async () => {
+    await publish([
+      ...cartSession('unplanned-1', null, START),
+      ...cartSession('unplanned-2', null, START + 60_000),
+      ...cartSession('unplanned-3', null, START + 120_000),
+      ...qaSession('qa-no-browser', false, START + 180_000),
+    ]);
+    await until(sessionsEnded, (n) => n >= 4, 30_000);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(ofType('task_calibration')).toEqual([]);
+    expect(ofType('e2e_observation')).toEqual([]);
+  }, 60_000);
+
+  it('should calibrate src/cart once three sessions planned 4 steps and ended with 6 on average', async () => {
+    await publish([
+      ...cartSession('planned-1', 5, START + 240_000),
+      ...cartSession('planned-2', 6, START + 300_000),
+      ...cartSession('planned-3', 7, START + 360_000),
+    ]);
+    const [calibration] = await until(
+      () => Promise.resolve(ofType('task_calibration')),
+      (found) => found.length > 0,
+      30_000,
+    );
+    expect(calibration).toMatchObject({
+      relatedModules: ['src/cart'],
+      source: 'observer_inferred',
+      needsReview: true,
+      taskCalibration: {
+        module: 'src/cart',
+        methodology: 'unknown',
+        averageActualSteps: 6,
+        averagePlannedSteps: 4,
+        ratio: 1.5,
+        sampleCount: 3,
+      },
+    });
+    expect(calibration.content).toContain('1.50× the planned steps');
+  }, 60_000);
+
+  it('should observe the precondition a QA session met in the browser, and what the page said', async () => {
+    await publish(qaSession('qa-browser', true, START + 420_000));
+    const found = await until(
+      () => Promise.resolve(ofType('e2e_observation')),
+      (memories) => memories.length >= 2,
+      30_000,
+    );
+    const kind = (m: Memory) => m.e2eObservation?.observationType;
+    expect(found.map(kind).sort()).toEqual(['precondition', 'ui_behavior']);
+    const observation = found.find((m) => kind(m) === 'precondition')!;
+    const behaviour = found.find((m) => kind(m) === 'ui_behavior')!;
+    expect(behaviour.content).toContain('403 Forbidden /api/account');
+    expect(observation).toMatchObject({
+      source: 'mcp_auto',
+      scope: 'global',
+      needsReview: true,
+      provenanceSessionIds: ['qa-browser'],
+      e2eObservation: {
+        observationType: 'precondition',
+        mcpToolUsed: 'mcp__playwright__browser_click',
+        appState: 'http://localhost:3000/settings',
+      },
+    });
+    expect(observation.content).toContain('Before click "Save button"');
+    expect(observation.content).toContain('click "Accept cookies"');
+  }, 60_000);
+});
