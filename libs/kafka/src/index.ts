@@ -13,7 +13,6 @@ export * from './message-chunks';
 export * from './kafka-event-log';
 export * from './kafka-stream-platform';
 export * from './kafka-platform.module';
-export * from './kafka-avro.transport';
 export * from './recordless-batches';
 export * from './reliable-consumer';
 export * from './retry-loop';
