@@ -53,6 +53,32 @@ describe('contract schemas in the real Schema Registry', () => {
     };
     expect(await registry.isCompatible(subject, optionalField)).toBe(true);
   });
+
+  it('should accept the tool-call fields added after v1 (plannedSteps, resultSummary) under BACKWARD', async () => {
+    // Issue #20: agent.tool-calls.v1 as first published, then as it is now.
+    const subject = valueSubject(uniqueName('it.contract.tool-calls'));
+    const current = loadAvroSchema('agent.tool-calls.v1') as { fields: Array<{ name: string }> };
+    const added = ['plannedSteps', 'resultSummary'];
+    const firstPublished = {
+      ...current,
+      fields: current.fields.filter((f) => !added.includes(f.name)),
+    };
+    expect(current.fields.length).toBe(firstPublished.fields.length + added.length);
+    const v1 = await registry.register(subject, firstPublished);
+    await registry.setSubjectCompatibility(subject, 'BACKWARD');
+    expect(await registry.isCompatible(subject, current)).toBe(true);
+    const v2 = await registry.register(subject, current);
+    expect(v2).not.toBe(v1);
+
+    // Framed records through the registry: an old record read by a new reader gets the defaults,
+    // a new record read by an old reader loses only the new fields.
+    const { plannedSteps, resultSummary, ...oldRecord } = EVENT_FIXTURES.ToolCallObserved;
+    const readByNew = await registry.decode(await registry.encode(v1, oldRecord), current);
+    expect(readByNew).toEqual({ ...oldRecord, plannedSteps: null, resultSummary: null });
+    const newRecord = { ...oldRecord, plannedSteps, resultSummary };
+    const readByOld = await registry.decode(await registry.encode(v2, newRecord), firstPublished);
+    expect(readByOld).toEqual(oldRecord);
+  });
 });
 
 describe('contract codecs through Kafka', () => {
