@@ -8,6 +8,7 @@ import {
   type HookProject,
 } from './claude-code-hooks';
 import { ClaudeTranscriptReader, mapTranscriptSession } from './claude-transcript';
+import { CodexSessionReader, mapCodexSession } from './codex-session';
 import { mcpResultSummary, plannedStepsOf } from './plan-and-mcp-result';
 
 const SESSION = '3c9e1f7a-2b4d-4c6e-8f0a-1b2c3d4e5f60';
@@ -170,5 +171,41 @@ describe('the transcript import of plans and MCP results', () => {
     expect(calls[0].resultSummary).toBeNull();
     expect(calls[1].resultSummary).toContain('Page URL: http://localhost:3000/dashboard');
     expect(calls[1].resultSummary).not.toContain(TOKEN);
+  });
+});
+
+describe('the Codex import of plans', () => {
+  const codexLine = (at: string, type: string, payload: object) =>
+    JSON.stringify({ timestamp: `2026-11-21T14:02:${at}.000Z`, type, payload });
+  const plan = [
+    { step: 'Reproduce the lint failure', status: 'completed' },
+    { step: 'Install eslint locally', status: 'in_progress' },
+  ];
+  const rollout = [
+    codexLine('00', 'session_meta', { id: SESSION, cwd: ROOT, originator: 'codex_exec' }),
+    codexLine('01', 'event_msg', { type: 'user_message', message: 'why does make lint fail?' }),
+    codexLine('02', 'response_item', {
+      type: 'function_call',
+      name: 'update_plan',
+      arguments: JSON.stringify({ explanation: 'first look', plan }),
+      call_id: 'call_plan',
+    }),
+    codexLine('03', 'response_item', {
+      type: 'function_call_output',
+      call_id: 'call_plan',
+      output: 'Plan updated',
+    }),
+  ].join('\n');
+
+  it("should carry an update_plan call's step count", () => {
+    const reader = new CodexSessionReader();
+    reader.read(rollout, `rollout-2026-11-21T14-02-00-${SESSION}.jsonl`);
+    const calls = reader
+      .sessions()
+      .flatMap((session) => mapCodexSession(session, PROJECT))
+      .filter((event): event is Typed<'ToolCallObserved'> => event.type === 'ToolCallObserved');
+    expect(calls.map((c) => [c.toolName, c.plannedSteps, c.resultSummary])).toEqual([
+      ['update_plan', 2, null],
+    ]);
   });
 });

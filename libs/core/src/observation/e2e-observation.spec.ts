@@ -224,4 +224,16 @@ describe('e2eObservationRule and its promotion', () => {
     );
     expect(draftCandidates(input).drafts.map((d) => d.memoryType)).toContain('e2e_observation');
   });
+
+  it('should confirm an observation seen in a second session at 0.9 (seed 002 §15 Q6)', async () => {
+    const input = promotionInput([...qaSession('qa1'), ...qaSession('qa2')]);
+    const { memories } = await runPromotion(
+      input,
+      { complexity: null, alreadyPromoted: 0 },
+      { workUnitRef: null, fallbackSessionId: 'qa2' },
+    );
+    const e2e = memories.filter((m) => m.memoryType === 'e2e_observation');
+    expect(e2e.map((m) => [m.confidence, m.provenanceSessionIds])).toEqual([[0.9, ['qa1', 'qa2']]]);
+    expect(e2e[0].content).toContain('(seen 2 times)');
+  });
 });

@@ -22,6 +22,11 @@ const FIXED_CONFIDENCE: Partial<Record<string, number>> = {
   mcp_auto: 0.75,
   agent_explicit: 0.9,
 };
+/**
+ * Seed 002 §15 Q6: an E2E observation seen again in another session is confirmed, 0.9 (within the
+ * evidence one promotion reads: a work unit's scratchpad can span sessions).
+ */
+const E2E_CONFIRMED_CONFIDENCE = 0.9;
 /** Sources whose memories are always reviewed (seed 002 §9: automation can misclassify E2E). */
 const ALWAYS_REVIEWED = new Set(['observer_inferred', 'mcp_auto']);
 
@@ -123,7 +128,12 @@ export function buildMemory(
  * work that never validated keep `unvalidatedConfidenceFactor` of that.
  */
 function confidenceOf(candidate: BuildableCandidate, context: MemoryBuildContext): number {
-  const fixed = FIXED_CONFIDENCE[candidate.memoryType] ?? FIXED_CONFIDENCE[candidate.source];
+  const confirmedE2e =
+    candidate.source === 'mcp_auto' && candidate.evidence.sessionIds.length >= 2
+      ? E2E_CONFIRMED_CONFIDENCE
+      : undefined;
+  const fixed =
+    confirmedE2e ?? FIXED_CONFIDENCE[candidate.memoryType] ?? FIXED_CONFIDENCE[candidate.source];
   const base = fixed ?? Math.min(0.95, Math.max(0.05, candidate.breakdown.score));
   const factor = context.validated ? 1 : context.settings.unvalidatedConfidenceFactor;
   return Math.round(base * factor * 1000) / 1000;
