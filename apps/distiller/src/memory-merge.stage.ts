@@ -1,15 +1,13 @@
 import type { Memory, Typed } from '@engram/contracts';
-import { encodeStateJson, joinMemoryVersions, normaliseMemoryVersion } from '@engram/core';
+import { joinMemoryVersions, KeyedChangelogState, normaliseMemoryVersion } from '@engram/core';
 import type {
   AnyStageOutput,
   Delivered,
   ExactlyOnceStage,
-  RawStageOutput,
   StageOutput,
   TopicCodec,
 } from '@engram/kafka';
 import { Logger } from '@nestjs/common';
-import { keepOwned, restorePartition, type PartitionRecords } from './partition-records';
 
 export interface MemoryMergeStageOptions {
   /** Compacted, partitioned like the candidates topic: one joined memory per memory id. */
@@ -36,14 +34,20 @@ interface MergedRecord {
  */
 export class MemoryMergeStage {
   private readonly logger = new Logger('MemoryMerge');
-  private readonly state: PartitionRecords<MergedRecord> = new Map();
-  private owned = new Set<number>();
-  private touched = new Map<string, MergedRecord>();
+  private readonly state: KeyedChangelogState<MergedRecord>;
 
   readonly counters = { candidates: 0, unchanged: 0, written: 0 };
   private staged = { candidates: 0, unchanged: 0 };
 
-  constructor(private readonly options: MemoryMergeStageOptions) {}
+  constructor(private readonly options: MemoryMergeStageOptions) {
+    this.state = new KeyedChangelogState({
+      changelogTopic: options.changelogTopic,
+      restore: options.restore,
+      accepts: (record) => record.v === 1,
+      onUnreadable: (key, error) =>
+        this.logger.error(`unreadable changelog record ${key} skipped: ${String(error)}`),
+    });
+  }
 
   readonly candidateStage: ExactlyOnceStage<Typed<'Memory'>> = {
     transform: (items) => this.run(items),
@@ -53,46 +57,35 @@ export class MemoryMergeStage {
 
   /** After a rebalance: forget partitions no longer owned; new ones restore on first use. */
   onAssignment(partitions: readonly number[]): void {
-    this.owned = new Set(partitions);
-    keepOwned(this.state, this.owned);
+    this.state.onAssignment(partitions);
   }
 
   /** The joined memories in committed state (tests, metrics). */
   memories(): Memory[] {
-    return [...this.state.values()].flatMap((records) =>
-      [...records.values()].map((r) => r.memory),
-    );
+    return this.state.records().map((record) => record.memory);
   }
 
   private async run(items: Delivered<Typed<'Memory'>>[]): Promise<AnyStageOutput[]> {
-    this.touched = new Map();
+    this.state.begin();
     this.staged = { candidates: items.length, unchanged: 0 };
-    for (const partition of new Set(items.map((item) => item.partition))) {
-      await this.ensureRestored(partition);
-    }
+    await this.state.restore(new Set(items.map((item) => item.partition)));
     for (const item of items) this.join(item);
-    const records = [...this.touched.values()];
-    const changelog: RawStageOutput = {
-      topic: this.options.changelogTopic,
-      messages: records.map((record) => ({
-        key: record.memory.memoryId,
-        partition: record.partition,
-        value: encodeStateJson(record),
-      })),
-    };
     return [
       {
         codec: this.options.memories,
-        events: records.map((record) => ({ type: 'Memory' as const, ...record.memory })),
+        events: [...this.state.touched.values()].map((record) => ({
+          type: 'Memory' as const,
+          ...record.memory,
+        })),
       } satisfies StageOutput,
-      changelog,
+      this.state.changelog(),
     ];
   }
 
   private join(item: Delivered<Typed<'Memory'>>): void {
     const { type: _type, ...candidate } = item.event;
     const id = candidate.memoryId;
-    const current = this.touched.get(id) ?? this.state.get(item.partition)?.get(id);
+    const current = this.state.current(item.partition, id);
     const memory = current
       ? joinMemoryVersions(current.memory, candidate)
       : normaliseMemoryVersion(candidate);
@@ -101,28 +94,17 @@ export class MemoryMergeStage {
       this.staged.unchanged += 1;
       return;
     }
-    this.touched.set(id, { v: 1, partition: item.partition, memory });
+    this.state.stage(id, { v: 1, partition: item.partition, memory });
   }
 
   private committed(): void {
-    for (const record of this.touched.values()) {
-      this.state.get(record.partition)?.set(record.memory.memoryId, record);
-    }
     this.counters.candidates += this.staged.candidates;
     this.counters.unchanged += this.staged.unchanged;
-    this.counters.written += this.touched.size;
-    this.touched = new Map();
+    this.counters.written += this.state.touched.size;
+    this.state.commit();
   }
 
-  /** The commit may or may not have happened: the changelog, restored on next use, knows. */
   private aborted(): void {
-    this.state.clear();
-    this.touched = new Map();
-  }
-
-  private async ensureRestored(partition: number): Promise<void> {
-    this.owned.add(partition);
-    const accept = (record: MergedRecord) => record.v === 1 && record.partition === partition;
-    await restorePartition(this.state, partition, this.options.restore, accept, this.logger);
+    this.state.abort();
   }
 }

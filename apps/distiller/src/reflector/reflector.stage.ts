@@ -3,8 +3,8 @@ import {
   addDistillation,
   applyReviewCommand,
   emptyReflectorState,
-  encodeStateJson,
   expireProjectProposals,
+  KeyedChangelogState,
   projectReflectionDecision,
   pruneReflectorState,
   recordReflection,
@@ -19,12 +19,10 @@ import type {
   AnyStageOutput,
   Delivered,
   ExactlyOnceStage,
-  RawStageOutput,
   StageOutput,
   TopicCodec,
 } from '@engram/kafka';
 import { Logger } from '@nestjs/common';
-import { keepOwned, restorePartition, type PartitionRecords } from '../partition-records';
 import type { ProjectReflector } from './project-reflector';
 import { reflectorProjectKey, type ReflectorWork } from './reflector-work';
 
@@ -53,9 +51,8 @@ interface ProjectRecord {
   state: ReflectorProjectState;
 }
 
-/** Everything one transaction changes; forgotten if it aborts. */
+/** What one transaction publishes besides the state (staged in the changelog state); forgotten if it aborts. */
 class Work {
-  readonly touched = new Map<string, ProjectRecord>();
   readonly proposals: ReviewProposal[] = [];
   readonly memories: Memory[] = [];
   readonly log: string[] = [];
@@ -76,8 +73,7 @@ class Work {
  */
 export class ReflectorStage {
   private readonly logger = new Logger('Reflector');
-  private readonly state: PartitionRecords<ProjectRecord> = new Map();
-  private owned = new Set<number>();
+  private readonly state: KeyedChangelogState<ProjectRecord>;
   private work = new Work();
 
   readonly counters = {
@@ -91,7 +87,15 @@ export class ReflectorStage {
     promoted: 0,
   };
 
-  constructor(private readonly options: ReflectorStageOptions) {}
+  constructor(private readonly options: ReflectorStageOptions) {
+    this.state = new KeyedChangelogState({
+      changelogTopic: options.changelogTopic,
+      restore: options.restore,
+      accepts: (record) => record.state.v === 1,
+      onUnreadable: (key, error) =>
+        this.logger.error(`unreadable changelog record ${key} skipped: ${String(error)}`),
+    });
+  }
 
   readonly workStage: ExactlyOnceStage<ReflectorWork> = {
     transform: (items) => this.run(items),
@@ -101,30 +105,24 @@ export class ReflectorStage {
 
   /** After a rebalance: forget partitions no longer owned; new ones restore on first use. */
   onAssignment(partitions: readonly number[]): void {
-    this.owned = new Set(partitions);
-    keepOwned(this.state, this.owned);
+    this.state.onAssignment(partitions);
   }
 
   /** The projects in committed state (tests, metrics). */
   projects(): ReflectorProjectState[] {
-    return [...this.state.values()].flatMap((records) => [...records.values()].map((r) => r.state));
+    return this.state.records().map((record) => record.state);
   }
 
   /** The timer: every owned project's expiries and due reflections, in one transaction. */
   async sweep(): Promise<AnyStageOutput[]> {
-    this.work = new Work();
-    for (const partition of this.owned) await this.ensureRestored(partition);
-    for (const [partition, records] of this.state) {
-      if (!this.owned.has(partition)) continue;
-      for (const key of records.keys()) await this.settle(key, partition);
-    }
+    this.begin();
+    await this.state.restoreOwned();
+    for (const { key, partition } of this.state.ownedKeys()) await this.settle(key, partition);
     return this.outputs();
   }
 
   committed(): void {
-    for (const [key, record] of this.work.touched) {
-      this.state.get(record.partition)?.set(key, record);
-    }
+    this.state.commit();
     this.counters.proposals += this.work.proposals.filter((p) => p.status === 'pending').length;
     this.counters.promoted += this.work.memories.length;
     for (const line of this.work.log) this.logger.log(line);
@@ -132,17 +130,20 @@ export class ReflectorStage {
   }
 
   aborted(): void {
-    this.state.clear();
+    this.state.abort();
+    this.work = new Work();
+  }
+
+  private begin(): void {
+    this.state.begin();
     this.work = new Work();
   }
 
   private async run(items: Delivered<ReflectorWork>[]): Promise<AnyStageOutput[]> {
-    this.work = new Work();
-    for (const partition of new Set(items.map((item) => item.partition))) {
-      await this.ensureRestored(partition);
-    }
+    this.begin();
+    await this.state.restore(new Set(items.map((item) => item.partition)));
     for (const item of items) this.apply(item);
-    for (const [key, record] of [...this.work.touched]) await this.settle(key, record.partition);
+    for (const [key, record] of [...this.state.touched]) await this.settle(key, record.partition);
     return this.outputs();
   }
 
@@ -212,25 +213,17 @@ export class ReflectorStage {
   }
 
   private touch(key: string, partition: number, state: ReflectorProjectState): void {
-    this.work.touched.set(key, { partition, state });
+    this.state.stage(key, { partition, state });
   }
 
   private current(key: string, partition: number): ReflectorProjectState {
-    const record = this.work.touched.get(key) ?? this.state.get(partition)?.get(key);
+    const record = this.state.current(partition, key);
     if (record) return record.state;
     const [tenantId, projectId] = JSON.parse(key) as [string, string];
     return emptyReflectorState(tenantId, projectId);
   }
 
   private outputs(): AnyStageOutput[] {
-    const changelog: RawStageOutput = {
-      topic: this.options.changelogTopic,
-      messages: [...this.work.touched].map(([key, record]) => ({
-        key,
-        partition: record.partition,
-        value: encodeStateJson(record),
-      })),
-    };
     return [
       {
         codec: this.options.proposals,
@@ -243,15 +236,8 @@ export class ReflectorStage {
         codec: this.options.memories,
         events: this.work.memories.map((m) => ({ type: 'Memory' as const, ...m })),
       } satisfies StageOutput,
-      changelog,
+      this.state.changelog(),
     ];
-  }
-
-  private async ensureRestored(partition: number): Promise<void> {
-    this.owned.add(partition);
-    const accept = (record: ProjectRecord) =>
-      record.partition === partition && record.state.v === 1;
-    await restorePartition(this.state, partition, this.options.restore, accept, this.logger);
   }
 
   private now(): number {

@@ -9,6 +9,7 @@ export * from './input-positions';
 export * from './observer-graph';
 export * from './state-json';
 export * from './committed-changelog';
+export * from './keyed-changelog-state';
 export * from './session-pair-facts';
 export * from './recall-store.port';
 export * from './recall-store.filters';
