@@ -128,7 +128,7 @@ export class RecallService {
     this.access = options.access ?? null;
     this.minKnnSimilarity = options.minKnnSimilarity ?? DEFAULT_MIN_KNN_SIMILARITY;
     this.hyde = options.hyde ?? null;
-    this.notes = new SessionNoteLookup(store, options.notes ?? null, this.clock);
+    this.notes = new SessionNoteLookup(options.notes ?? null, this.clock);
   }
 
   get embeddingModel(): string {
@@ -139,9 +139,8 @@ export class RecallService {
   async recall(input: RecallRequestInput): Promise<RecallAnswer> {
     const query = parseRecallRequest(input);
     const started = performance.now();
-    // Only a session with notes costs anything here (one lookup of their ids, during the search).
-    const notes = this.notes.pending(query);
-    notes?.catch(() => undefined); // awaited below; not an unhandled rejection meanwhile
+    // Only a request naming a session with notes has any: a Map lookup otherwise.
+    const notes = this.notes.of(query);
     const temporal = await this.resolveTemporal(query);
     // BM25 needs no vector: its searches run in the store while the query is embedded here.
     const lexical = this.searchTiers(query, temporal, { text: query.query, vector: null });
@@ -204,14 +203,13 @@ export class RecallService {
     temporal: TemporalConstraint | undefined,
     lexical: Promise<TierCandidates[]>,
     vector: ModelVector,
-    notes: Promise<SessionNote[]> | null,
+    notes: readonly SessionNote[],
   ): Promise<{ hits: RecallHit[]; searchMs: number; rankMs: number }> {
     const started = performance.now();
     // A lexical-only recall (no embedding model) has no kNN list.
-    const [bm25, knn, pending] = await Promise.all([
+    const [bm25, knn] = await Promise.all([
       lexical,
       vector.dimension > 0 ? this.searchTiers(query, temporal, { text: null, vector }) : null,
-      notes,
     ]);
     const searched = performance.now();
     const ranking: TierRanking = {
@@ -221,8 +219,13 @@ export class RecallService {
       temporal,
       now: this.clock(),
     };
-    const lists = bm25.map((found, i) => rankTier(withKnn(found, knn?.[i]), ranking, this.config));
-    if (pending) lists.push(this.rankNotes(pending, ranking));
+    const tiers = bm25.map((found, i) => withKnn(found, knn?.[i]));
+    const lists = tiers.map((found) => rankTier(found, ranking, this.config));
+    if (notes.length > 0) {
+      const stored = tiers.find((found) => found.tier === 'memories')?.candidates.sources;
+      const pending = this.notes.awaitingValidation(query, notes, new Set(stored?.keys()));
+      lists.push(this.rankNotes(pending, ranking));
+    }
     const hits = mergeRecallHits(query, lists, this.config);
     return { hits, searchMs: searched - started, rankMs: performance.now() - searched };
   }

@@ -1,49 +1,49 @@
 import {
-  anyOfFilter,
   notesAwaitingValidation,
   type RecallQuery,
-  type RecallScope,
   type SessionNote,
   type SessionNoteStore,
 } from '@engram/core';
-import type { MemoryDocument } from '@engram/elasticsearch';
-import type { RecallStore } from './recall-store';
 
 /**
  * A recall's session notes (the scratchpad tier, seed 002 §8): those of the session the request
- * names, still awaiting validation. Nothing is asked of anyone unless that session has notes —
- * the hot path of every other recall is one Map lookup. A note whose validated memory the store
- * now holds is shown as that memory (same id) and forgotten, so the store is asked about it once.
+ * names. Nothing is asked of the store for them: every other recall pays one Map lookup, and a
+ * session with notes ranks a few dozen of them in memory.
  */
 export class SessionNoteLookup {
   constructor(
-    private readonly store: RecallStore,
     private readonly notes: SessionNoteStore | null,
     private readonly clock: () => number,
   ) {}
 
-  /** Null when there is nothing to look up (no session, no memories tier, no notes). */
-  pending(query: RecallQuery): Promise<SessionNote[]> | null {
-    if (this.notes === null || query.sessionId === null) return null;
-    if (!query.tiers.includes('memories')) return null;
-    const notes = this.notes.notesOf(query.scope, query.sessionId, this.clock());
-    if (notes.length === 0) return null;
-    return this.awaitingValidation(query.scope, query.sessionId, notes);
+  /** Empty when there is nothing to look at (no session, no memories tier, no notes). */
+  of(query: RecallQuery): readonly SessionNote[] {
+    if (this.notes === null || query.sessionId === null) return [];
+    if (!query.tiers.includes('memories')) return [];
+    return this.notes.notesOf(query.scope, query.sessionId, this.clock());
   }
 
-  private async awaitingValidation(
-    scope: RecallScope,
-    sessionId: string,
+  /**
+   * The notes whose validated memory the store did not return as a candidate of this recall. A
+   * note's memory has the id its validated memory gets, and the same text and vector: whenever the
+   * note matches the query, so does that memory, and the store's candidates (over-fetched, before
+   * any ranking) hold it once it is indexed — it is shown, or filtered out, as itself, never
+   * beside its note. The notes it replaces are forgotten.
+   */
+  awaitingValidation(
+    query: RecallQuery,
     notes: readonly SessionNote[],
-  ): Promise<SessionNote[]> {
-    const ids = notes.map((note) => note.memory.memoryId);
-    const indexed = await this.store.list<MemoryDocument>('memories', {
-      scope,
-      filter: [anyOfFilter('memoryId', ids)],
-      size: ids.length,
-    });
-    const indexedIds = new Set(indexed.map((doc) => doc.source.memoryId));
-    this.notes?.forget(scope, sessionId, [...indexedIds]);
-    return notesAwaitingValidation(notes, indexedIds);
+    candidateMemoryIds: ReadonlySet<string>,
+  ): SessionNote[] {
+    const pending = notesAwaitingValidation(notes, candidateMemoryIds);
+    if (pending.length < notes.length && query.sessionId !== null) {
+      const validated = notes.filter((note) => candidateMemoryIds.has(note.memory.memoryId));
+      this.notes?.forget(
+        query.scope,
+        query.sessionId,
+        validated.map((note) => note.memory.memoryId),
+      );
+    }
+    return pending;
   }
 }
