@@ -1,6 +1,7 @@
 import type { Episode, Memory, PromptSubmitted } from '@engram/contracts';
 import { NO_MEMORY_DETAILS, type Delivered } from '@engram/core';
 import type { DeliveredTombstone } from '@engram/kafka';
+import { prompt as userPrompt } from '../../../../libs/core/src/retrieval/testing/fixtures';
 
 // Builders of contract records for the indexer's specs and integration test (not exported from
 // the app). Every field set, nothing random: the same call gives the same record.
@@ -122,26 +123,7 @@ export function episodeRecord(overrides: Partial<Episode> & { episodeId: string 
 export function promptRecord(
   overrides: Partial<PromptSubmitted> & { eventId: string },
 ): PromptSubmitted {
-  return {
-    tenantId: TENANT,
-    projectId: PROJECT,
-    sessionId: 'session-1',
-    agentId: 'claude-code',
-    userId: 'user-1',
-    timestamp: T0,
-    schemaVersion: 1,
-    promptId: 1,
-    source: 'user',
-    channel: 'cli',
-    channelKind: 'explicit',
-    explicitThreadId: null,
-    text: `prompt ${overrides.eventId}`,
-    methodology: null,
-    methodologyPhase: null,
-    workUnitRef: null,
-    parentEpisodeId: null,
-    ...overrides,
-  };
+  return userPrompt({ tenantId: TENANT, projectId: PROJECT, timestamp: T0, ...overrides });
 }
 
 let nextOffset = 0;

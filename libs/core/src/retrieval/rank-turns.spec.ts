@@ -1,31 +1,8 @@
 import { DEFAULT_RANKING_CONFIG } from './ranking-config';
 import { describe, expect, it } from 'vitest';
 import { modelVector } from './model-vector';
-import { rankTurns, turnProvenance, type Turn } from './rank-turns';
-import { DAY, MODEL, NOW, SCOPE } from './testing/fixtures';
-
-function turn(overrides: Partial<Turn> & { eventId: string }): Turn {
-  return {
-    tenantId: SCOPE.tenantId,
-    projectId: SCOPE.projectId,
-    sessionId: 'session-1',
-    agentId: 'claude-code',
-    userId: 'user-1',
-    timestamp: NOW,
-    schemaVersion: 1,
-    promptId: 1,
-    source: 'user',
-    channel: 'cli',
-    channelKind: 'explicit',
-    explicitThreadId: null,
-    text: `prompt ${overrides.eventId}`,
-    methodology: null,
-    methodologyPhase: null,
-    workUnitRef: null,
-    parentEpisodeId: null,
-    ...overrides,
-  };
-}
+import { rankTurns, turnProvenance } from './rank-turns';
+import { DAY, MODEL, NOW, prompt, SCOPE } from './testing/fixtures';
 
 describe('rankTurns', () => {
   it('should score turns like episodes: recency from when typed, neutral use, weight 1 (by hand)', () => {
@@ -37,7 +14,7 @@ describe('rankTurns', () => {
         bm25: [{ id: 't1' }],
         knn: [{ id: 't2' }, { id: 't1' }],
         query: modelVector(MODEL, [1, 0]),
-        turns: [turn({ eventId: 't1', timestamp: NOW - 30 * DAY }), turn({ eventId: 't2' })],
+        turns: [prompt({ eventId: 't1', timestamp: NOW - 30 * DAY }), prompt({ eventId: 't2' })],
         vectors: new Map([
           ['t1', modelVector(MODEL, [1, 0])],
           ['t2', modelVector(MODEL, [0, 1])],
@@ -68,10 +45,10 @@ describe('rankTurns', () => {
         knn: null,
         query: null,
         turns: [
-          turn({ eventId: 'in' }),
-          turn({ eventId: 'foreign', tenantId: 'tenant-b' }),
-          turn({ eventId: 'agent', source: 'agent' }),
-          turn({ eventId: 'old', timestamp: NOW - 5 * DAY }),
+          prompt({ eventId: 'in' }),
+          prompt({ eventId: 'foreign', tenantId: 'tenant-b' }),
+          prompt({ eventId: 'agent', source: 'agent' }),
+          prompt({ eventId: 'old', timestamp: NOW - 5 * DAY }),
         ],
         vectors: new Map(),
         temporal: { kind: 'range', fromMs: NOW - DAY, toMs: NOW },
@@ -91,9 +68,9 @@ describe('rankTurns', () => {
         knn: null,
         query: null,
         turns: [
-          turn({ eventId: 'a', sessionId: 's1' }),
-          turn({ eventId: 'b', sessionId: 's2' }),
-          turn({ eventId: 'c', sessionId: 's1' }),
+          prompt({ eventId: 'a', sessionId: 's1' }),
+          prompt({ eventId: 'b', sessionId: 's2' }),
+          prompt({ eventId: 'c', sessionId: 's1' }),
         ],
         vectors: new Map(),
         temporal: { kind: 'sessions', sessionIds: ['s1'] },
@@ -125,7 +102,7 @@ describe('rankTurns', () => {
 
 describe('turnProvenance', () => {
   it('should trace a turn to its session, prompt and event, with the episodes given', () => {
-    expect(turnProvenance(turn({ eventId: 'ev', promptId: 7 }), ['ep-1'])).toEqual({
+    expect(turnProvenance(prompt({ eventId: 'ev', promptId: 7 }), ['ep-1'])).toEqual({
       tenantId: SCOPE.tenantId,
       projectId: SCOPE.projectId,
       sessionIds: ['session-1'],

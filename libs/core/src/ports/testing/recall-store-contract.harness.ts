@@ -3,7 +3,7 @@ import type { MemoryFilter } from '../../retrieval/memory-filter';
 import type { RecallScope } from '../../retrieval/recall-scope';
 import type { RankedHit } from '../../retrieval/rrf';
 import type { TemporalConstraint } from '../../retrieval/temporal';
-import { DAY, memory, NOW } from '../../retrieval/testing/fixtures';
+import { DAY, memory, NOW, prompt as userPrompt } from '../../retrieval/testing/fixtures';
 import { memoryFilters } from '../recall-store.filters';
 import type { RecallStore } from '../recall-store.port';
 import type { Delivered } from '../stream-stage';
@@ -39,30 +39,12 @@ function delivered<E>(event: E, key: string | null = null): Delivered<E> {
   return { event, topic: 'contract', partition: 0, offset: String(offset++), key, headers: {} };
 }
 
+/** A user prompt of `scope`, in session s-1 a day ago unless `overrides` say otherwise. */
 export function prompt(
   scope: RecallScope,
   overrides: Partial<PromptSubmitted> & { eventId: string },
-) {
-  const record: PromptSubmitted = {
-    ...scope,
-    sessionId: 's-1',
-    agentId: 'claude-code',
-    userId: 'user-1',
-    timestamp: NOW - DAY,
-    schemaVersion: 1,
-    promptId: 1,
-    source: 'user',
-    channel: 'cli',
-    channelKind: 'explicit',
-    explicitThreadId: null,
-    text: `prompt ${overrides.eventId}`,
-    methodology: null,
-    methodologyPhase: null,
-    workUnitRef: null,
-    parentEpisodeId: null,
-    ...overrides,
-  };
-  return record;
+): PromptSubmitted {
+  return userPrompt({ ...scope, sessionId: 's-1', timestamp: NOW - DAY, ...overrides });
 }
 
 export function memories(scope: RecallScope, suffix = ''): Memory[] {

@@ -1,4 +1,4 @@
-import type { Episode, Memory } from '@engram/contracts';
+import type { Episode, Memory, PromptSubmitted } from '@engram/contracts';
 import { NO_MEMORY_DETAILS } from '../../memory';
 import type { ThreadTurn } from '../context-sources';
 
@@ -84,6 +84,30 @@ export function episode(overrides: Partial<Episode> & { episodeId: string }): Ep
     summary: null,
     workUnitRef: null,
     sourceEventIds: [],
+    ...overrides,
+  };
+}
+
+/** A user prompt as the turns tier indexes it. */
+export function prompt(overrides: Partial<PromptSubmitted> & { eventId: string }): PromptSubmitted {
+  return {
+    tenantId: SCOPE.tenantId,
+    projectId: SCOPE.projectId,
+    sessionId: 'session-1',
+    agentId: 'claude-code',
+    userId: 'user-1',
+    timestamp: NOW,
+    schemaVersion: 1,
+    promptId: 1,
+    source: 'user',
+    channel: 'cli',
+    channelKind: 'explicit',
+    explicitThreadId: null,
+    text: `prompt ${overrides.eventId}`,
+    methodology: null,
+    methodologyPhase: null,
+    workUnitRef: null,
+    parentEpisodeId: null,
     ...overrides,
   };
 }
