@@ -22,7 +22,7 @@ export interface SessionNoteStore {
   add(note: SessionNote, now: number): void;
   /** The session's notes, oldest first; empty when it has none (or they expired). */
   notesOf(scope: RecallScope, sessionId: string, now: number): readonly SessionNote[];
-  /** Notes no longer needed: their validated memories are indexed. */
+  /** Notes no longer needed: their validated memories are in the store. */
   forget(scope: RecallScope, sessionId: string, memoryIds: readonly string[]): void;
   /** The session ended: its notes go (validated ones live on as memories). */
   endSession(scope: RecallScope, sessionId: string): void;

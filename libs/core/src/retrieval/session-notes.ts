@@ -78,12 +78,15 @@ export function isSessionNote(memory: Memory): boolean {
   return memory.scope === 'session' && memory.tags.includes(SESSION_NOTE_TAG);
 }
 
-/** The notes whose validated memory is not indexed yet (the others are shown as that memory). */
+/**
+ * The notes whose validated memory is not among `storedMemoryIds` (the store's memories at hand:
+ * a recall's candidates); the others are shown, or filtered out, as that memory.
+ */
 export function notesAwaitingValidation(
   notes: readonly SessionNote[],
-  indexedMemoryIds: ReadonlySet<string>,
+  storedMemoryIds: ReadonlySet<string>,
 ): SessionNote[] {
-  return notes.filter((note) => !indexedMemoryIds.has(note.memory.memoryId));
+  return notes.filter((note) => !storedMemoryIds.has(note.memory.memoryId));
 }
 
 export interface RankSessionNotesInput {
