@@ -70,7 +70,7 @@ const PUBLIC_APP_ENTRIES = [
   '^apps/[^/]+/src/testing/index\\.ts$', // @engram/app-<app>/testing: test helpers
   // @engram/app-retrieval/embedded: `engram hook` loads the embedded recall stack alone, not the
   // whole retrieval app (NestJS modules, gRPC server): ~100 ms less on every hook.
-  '^apps/retrieval/src/retrieval\\.embedded\\.ts$',
+  '^apps/retrieval/src/hook-entry\\.ts$',
 ];
 
 /** @type {import('dependency-cruiser').IConfiguration} */

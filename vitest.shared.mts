@@ -24,7 +24,7 @@ const apps = ['segmenter', 'observer', 'distiller', 'retrieval'];
 // Narrow entries that are not an index (listed before the app aliases, which would match first).
 const appEntries = {
   // `engram hook` loads only the embedded recall stack, not the whole retrieval app (~100 ms).
-  '@engram/app-retrieval/embedded': 'apps/retrieval/src/retrieval.embedded',
+  '@engram/app-retrieval/embedded': 'apps/retrieval/src/hook-entry',
 };
 
 process.env.TZ = 'UTC';

@@ -5,17 +5,19 @@ import { InvalidRecallRequestError, isLoggedTombstone, partitionOfKey } from '@e
 import { createElasticsearchClient, retrievalIndexNames } from '@engram/elasticsearch';
 import { KafkaEventLog } from '@engram/kafka';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createRecallStack, type RecallStack } from '../../apps/retrieval/src/recall.runtime';
+import {
+  createRecallStack,
+  elasticsearchBackend,
+} from '../../apps/retrieval/src/retrieval-backend';
+import type { RecallStack } from '../../apps/retrieval/src/recall-stack';
 import {
   prefixedRecordCodec,
   publishRecordsTo,
   publishTombstonesTo,
 } from '../../apps/retrieval/src/record-publisher';
 import { prefixedRetrievalTopics } from '../../apps/retrieval/src/retrieval-topics';
-import {
-  startRetrievalIndexer,
-  type RetrievalIndexerRuntime,
-} from '../../apps/retrieval/src/retrieval.runtime';
+import type { RunningRetrieval } from '../../apps/retrieval/src/retrieval.topology';
+import { startTestIndexer } from './support/retrieval-indexer';
 import { memoryRecord, PROJECT, TENANT } from '../../apps/retrieval/src/testing/records';
 import { testKafka, testRegistry } from './support/kafka-fixtures';
 import { eventually, uniqueName } from './support/unique';
@@ -42,7 +44,7 @@ describe('Feedback deletions on real Kafka, Schema Registry and Elasticsearch', 
   const codec = prefixedRecordCodec(prefix, { type: 'Memory' } as Typed);
   const events = new KafkaEventLog(testKafka(), testRegistry());
   let embedder: Embedder;
-  let indexer: RetrievalIndexerRuntime;
+  let indexer: RunningRetrieval;
   let stack: RecallStack;
 
   const exists = (id: string) => es.exists({ index: indices.memories, id });
@@ -72,10 +74,7 @@ describe('Feedback deletions on real Kafka, Schema Registry and Elasticsearch', 
       codec,
       MEMORIES.map((m) => ({ type: 'Memory', ...m })),
     );
-    indexer = await startRetrievalIndexer({
-      brokers: infra.kafkaBrokers,
-      registryUrl: infra.registryUrl,
-      elasticsearchUrl: infra.elasticsearchUrl,
+    indexer = await startTestIndexer({
       embedder,
       topics,
       indexPrefix: prefix,
@@ -92,8 +91,7 @@ describe('Feedback deletions on real Kafka, Schema Registry and Elasticsearch', 
     );
     stack = createRecallStack({
       ranking: DEFAULT_RANKING_CONFIG,
-      client: es,
-      indices,
+      backend: elasticsearchBackend(es, indices),
       embedder,
       publish: publishRecordsTo(events, prefix),
       publishTombstones: publishTombstonesTo(events, prefix),

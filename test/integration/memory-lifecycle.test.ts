@@ -12,10 +12,8 @@ import {
 } from '../../apps/engram/src/commands/memory-lifecycle';
 import { pruneMemories } from '../../apps/engram/src/commands/memory-prune';
 import { prefixedRetrievalTopics } from '../../apps/retrieval/src/retrieval-topics';
-import {
-  startRetrievalIndexer,
-  type RetrievalIndexerRuntime,
-} from '../../apps/retrieval/src/retrieval.runtime';
+import type { RunningRetrieval } from '../../apps/retrieval/src/retrieval.topology';
+import { startTestIndexer } from './support/retrieval-indexer';
 import { memoryRecord, PROJECT, T0, TENANT } from '../../apps/retrieval/src/testing/records';
 import { testKafka, testRegistry } from './support/kafka-fixtures';
 import { eventually, uniqueName } from './support/unique';
@@ -56,7 +54,7 @@ describe('engram memory history, prune and review on Kafka and Elasticsearch', (
   const indices = retrievalIndexNames(prefix);
   const events = new KafkaEventLog(testKafka(), testRegistry());
   let embedder: Embedder;
-  let indexer: RetrievalIndexerRuntime;
+  let indexer: RunningRetrieval;
   let lifecycle: MemoryLifecycle;
 
   const exists = async (id: string) => {
@@ -80,10 +78,7 @@ describe('engram memory history, prune and review on Kafka and Elasticsearch', (
       lifecycle.codec,
       MEMORIES.map((m) => ({ type: 'Memory' as const, ...m })),
     );
-    indexer = await startRetrievalIndexer({
-      brokers: infra.kafkaBrokers,
-      registryUrl: infra.registryUrl,
-      elasticsearchUrl: infra.elasticsearchUrl,
+    indexer = await startTestIndexer({
       embedder,
       topics,
       indexPrefix: prefix,

@@ -15,7 +15,8 @@ import {
 } from '@engram/elasticsearch';
 import { inject } from 'vitest';
 import { indexMemoryWith } from '../../apps/retrieval/src/recall-stack';
-import { startRecallServer } from '../../apps/retrieval/src/recall.runtime';
+import { openElasticsearchRecall } from '../../apps/retrieval/src/elasticsearch-retrieval';
+import { startRecallServer } from '../../apps/retrieval/src/recall-server';
 import {
   prefixedRecordCodec,
   publishRecordsTo,
@@ -62,14 +63,19 @@ describeRecallRpcs('Elasticsearch', async () => {
   // Neo4j one passes the same graph contract).
   const graphDir = await mkdtemp(join(tmpdir(), 'engram-rpcs-graph-'));
   const graph = await contractGraph(graphDir);
+  // The server's own client and access-counter mirror, as the distributed service opens them.
+  const serverBackend = openElasticsearchRecall({
+    elasticsearchUrl: infra.elasticsearchUrl,
+    indexPrefix: prefix,
+    warn: () => undefined,
+  });
   const server = await startRecallServer({
     ranking: DEFAULT_RANKING_CONFIG,
     neighbours: graph,
     publish: publishRecordsTo(events, topicPrefix),
     publishTombstones: publishTombstonesTo(events, topicPrefix),
-    elasticsearchUrl: infra.elasticsearchUrl,
+    backend: serverBackend.backend,
     embedder,
-    indexPrefix: prefix,
     url: `127.0.0.1:${await freePort()}`,
     tokens: RPC_TOKENS,
     logger: false,
@@ -92,6 +98,7 @@ describeRecallRpcs('Elasticsearch', async () => {
     ),
     close: async () => {
       await server.stop();
+      await serverBackend.close();
       await events.disconnect();
       graph.close();
       await rm(graphDir, { recursive: true, force: true });

@@ -39,11 +39,18 @@ import {
 } from '../../apps/engram/src/commands/recall.command';
 import type { RecallJsonLine } from '../../apps/engram/src/commands/recall-output';
 import {
-  createRecallStack,
+  openElasticsearchRecall,
+  type ElasticsearchRecall,
+} from '../../apps/retrieval/src/elasticsearch-retrieval';
+import {
   startRecallServer,
   type RecallServerRuntime,
-  type RecallStack,
-} from '../../apps/retrieval/src/recall.runtime';
+} from '../../apps/retrieval/src/recall-server';
+import type { RecallStack } from '../../apps/retrieval/src/recall-stack';
+import {
+  createRecallStack,
+  elasticsearchBackend,
+} from '../../apps/retrieval/src/retrieval-backend';
 import { recallGrpcClient } from '../../apps/retrieval/src/recall-grpc-client';
 import type { RecallHit } from '../../apps/retrieval/src/recall.service';
 import { freePort } from '../support/free-port';
@@ -255,6 +262,7 @@ describe('recall on real Elasticsearch (BM25 + kNN, fused and phase-weighted)', 
   let embedder: Embedder;
   let stack: RecallStack;
   let server: RecallServerRuntime;
+  let serverBackend: ElasticsearchRecall;
   let recallClient: Record<string, Unary> & { close(): void };
   let graphDir: string;
   let graph: SqliteObserverGraph;
@@ -292,7 +300,11 @@ describe('recall on real Elasticsearch (BM25 + kNN, fused and phase-weighted)', 
     ];
     await BulkWriter.forClient(es).write(operations);
     await es.indices.refresh({ index: Object.values(indices) });
-    stack = createRecallStack({ ranking: DEFAULT_RANKING_CONFIG, client: es, indices, embedder });
+    stack = createRecallStack({
+      ranking: DEFAULT_RANKING_CONFIG,
+      backend: elasticsearchBackend(es, indices),
+      embedder,
+    });
     // GetFileNeighbors reads the observer graph through its port: here the embedded adapter
     // (the Neo4j one passes the same contract suite), seeded with the contract's sessions.
     graphDir = await mkdtemp(join(tmpdir(), 'engram-recall-graph-'));
@@ -301,12 +313,17 @@ describe('recall on real Elasticsearch (BM25 + kNN, fused and phase-weighted)', 
       await graph.write(batch);
     }
     const port = await freePort();
+    // The server's own client and access-counter mirror, as the distributed service opens them.
+    serverBackend = openElasticsearchRecall({
+      elasticsearchUrl: infra.elasticsearchUrl,
+      indexPrefix: prefix,
+      warn: () => undefined,
+    });
     server = await startRecallServer({
       ranking: DEFAULT_RANKING_CONFIG,
       neighbours: graph,
-      elasticsearchUrl: infra.elasticsearchUrl,
+      backend: serverBackend.backend,
       embedder,
-      indexPrefix: prefix,
       url: `127.0.0.1:${port}`,
       tokens: tenantTokens({
         'token-acme': { tenants: [TENANT], role: 'admin' },
@@ -321,6 +338,7 @@ describe('recall on real Elasticsearch (BM25 + kNN, fused and phase-weighted)', 
   afterAll(async () => {
     recallClient?.close();
     await server?.stop();
+    await serverBackend?.close();
     graph?.close();
     await rm(graphDir, { recursive: true, force: true });
     await stack?.access.close();

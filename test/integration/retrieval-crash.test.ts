@@ -21,10 +21,8 @@ import {
   prefixedRetrievalTopics,
   type RetrievalTopics,
 } from '../../apps/retrieval/src/retrieval-topics';
-import {
-  DEFAULT_INDEXER_GROUP_ID,
-  startRetrievalIndexer,
-} from '../../apps/retrieval/src/retrieval.runtime';
+import { DEFAULT_INDEXER_GROUP_ID } from '../../apps/retrieval/src/retrieval.topology';
+import { startTestIndexer } from './support/retrieval-indexer';
 import { memoryRecord, PROJECT, T0, TENANT } from '../../apps/retrieval/src/testing/records';
 import { freePort } from '../support/free-port';
 import { serviceProcess } from './support/service-process';
@@ -151,10 +149,7 @@ describe('retrieval service SIGKILLed mid-stream (issue #19)', () => {
     const referenceTopics = prefixedRetrievalTopics(expectedPrefix);
     await publish(referenceTopics, input);
     const embedder = await OnnxMiniLmEmbedder.load();
-    const reference = await startRetrievalIndexer({
-      brokers: infra.kafkaBrokers,
-      registryUrl: infra.registryUrl,
-      elasticsearchUrl: infra.elasticsearchUrl,
+    const reference = await startTestIndexer({
       embedder,
       topics: referenceTopics,
       indexPrefix: expectedPrefix,

@@ -24,10 +24,8 @@ import type { Client } from '@elastic/elasticsearch';
 import { NestFactory } from '@nestjs/core';
 import type { Kafka } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import {
-  startRetrievalIndexer,
-  type RetrievalIndexerRuntime,
-} from '../../apps/retrieval/src/retrieval.runtime';
+import type { RunningRetrieval } from '../../apps/retrieval/src/retrieval.topology';
+import { startTestIndexer } from './support/retrieval-indexer';
 import {
   prefixedRetrievalTopics,
   type RetrievalTopics,
@@ -198,7 +196,7 @@ async function source(es: Client, index: string, id: string): Promise<Record<str
 }
 
 /** Waits until the indexer has settled every record (indexed, skipped, deleted or dead-lettered). */
-async function settled(runtime: RetrievalIndexerRuntime, records: number): Promise<void> {
+async function settled(runtime: RunningRetrieval, records: number): Promise<void> {
   const { counters } = runtime.consumer;
   await eventually(
     () => (counters.processed + counters.deadLettered >= records ? true : undefined),
@@ -218,9 +216,7 @@ describe('retrieval indexer on real Kafka, Schema Registry and Elasticsearch', (
   let firstRun: StoredDocument[] = [];
 
   const start = (groupId: string, options: { elasticsearchUrl?: string } = {}) =>
-    startRetrievalIndexer({
-      brokers: infra.kafkaBrokers,
-      registryUrl: infra.registryUrl,
+    startTestIndexer({
       elasticsearchUrl: options.elasticsearchUrl ?? infra.elasticsearchUrl,
       embedder,
       topics,
@@ -496,9 +492,7 @@ describe('retrieval indexer on real Kafka, Schema Registry and Elasticsearch', (
     await proxy.open();
     await ensureInputTopics(kafka, outageTopics);
     const groupId = `${outagePrefix}indexer`;
-    const runtime = await startRetrievalIndexer({
-      brokers: infra.kafkaBrokers,
-      registryUrl: infra.registryUrl,
+    const runtime = await startTestIndexer({
       elasticsearchUrl: `http://127.0.0.1:${proxy.port}`,
       embedder,
       topics: outageTopics,

@@ -11,12 +11,14 @@ import {
   startObserver,
   type ObserverRuntime,
 } from '../../apps/observer/src/observer.runtime';
-import { createRecallStack, type RecallStack } from '../../apps/retrieval/src/recall.runtime';
-import { prefixedRetrievalTopics } from '../../apps/retrieval/src/retrieval-topics';
 import {
-  startRetrievalIndexer,
-  type RetrievalIndexerRuntime,
-} from '../../apps/retrieval/src/retrieval.runtime';
+  createRecallStack,
+  elasticsearchBackend,
+} from '../../apps/retrieval/src/retrieval-backend';
+import type { RecallStack } from '../../apps/retrieval/src/recall-stack';
+import { prefixedRetrievalTopics } from '../../apps/retrieval/src/retrieval-topics';
+import type { RunningRetrieval } from '../../apps/retrieval/src/retrieval.topology';
+import { startTestIndexer } from './support/retrieval-indexer';
 import { fileGotcha } from '@engram/app-retrieval/testing';
 import { testKafka, testRegistry } from './support/kafka-fixtures';
 import { eventually, uniqueName } from './support/unique';
@@ -87,7 +89,7 @@ describe('staleness from commits, distributed (Kafka, Schema Registry, Neo4j, El
 
   let embedder: Embedder;
   let observer: ObserverRuntime | undefined;
-  let indexer: RetrievalIndexerRuntime | undefined;
+  let indexer: RunningRetrieval | undefined;
   let stack: RecallStack | undefined;
   const timings: string[] = [];
 
@@ -148,10 +150,7 @@ describe('staleness from commits, distributed (Kafka, Schema Registry, Neo4j, El
         sweepIntervalMs: 200,
         graphRetryWithinMs: 500,
       }),
-      startRetrievalIndexer({
-        brokers: infra.kafkaBrokers,
-        registryUrl: infra.registryUrl,
-        elasticsearchUrl: infra.elasticsearchUrl,
+      startTestIndexer({
         embedder,
         topics: retrievalTopics,
         indexPrefix: prefix,
@@ -161,7 +160,11 @@ describe('staleness from commits, distributed (Kafka, Schema Registry, Neo4j, El
         idleMerge: false,
       }),
     ]);
-    stack = createRecallStack({ ranking: DEFAULT_RANKING_CONFIG, client: es, indices, embedder });
+    stack = createRecallStack({
+      ranking: DEFAULT_RANKING_CONFIG,
+      backend: elasticsearchBackend(es, indices),
+      embedder,
+    });
     await injectedEventually(LEGACY_FILE, [legacyMemory.memoryId]);
     await injectedEventually(SESSION_FILE, [sessionMemory.memoryId]);
     timings.push(`setup ${((performance.now() - began) / 1000).toFixed(1)} s`);

@@ -17,7 +17,11 @@ import {
   retrievalIndexNames,
 } from '@engram/elasticsearch';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createRecallStack, type RecallStack } from '../../apps/retrieval/src/recall.runtime';
+import {
+  createRecallStack,
+  elasticsearchBackend,
+} from '../../apps/retrieval/src/retrieval-backend';
+import type { RecallStack } from '../../apps/retrieval/src/recall-stack';
 import { elasticsearchRecallStore } from '../../apps/retrieval/src/recall-store';
 import { RetrievalIndexer } from '../../apps/retrieval/src/retrieval-indexer';
 import { supersessionCandidatesIn } from '../../apps/retrieval/src/supersession-index';
@@ -107,8 +111,7 @@ describe('supersession, Elasticsearch', () => {
     );
     stack = createRecallStack({
       ranking: DEFAULT_RANKING_CONFIG,
-      client: es,
-      indices,
+      backend: elasticsearchBackend(es, indices),
       embedder,
       publish: () => Promise.resolve(), // no log: only Remember's own write reaches the index
     });

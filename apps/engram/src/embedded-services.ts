@@ -13,6 +13,7 @@ import {
   SqliteEventLog,
   SqliteEventLogAdapter,
   SqliteObserverGraph,
+  SqliteRetrievalStore,
 } from '@engram/embedded';
 import {
   startEmbeddedDistiller,
@@ -33,8 +34,9 @@ import {
 import {
   embeddedEmbedder,
   LEXICAL_ONLY_EMBEDDER,
-  startEmbeddedRetrieval,
-  type EmbeddedRetrieval,
+  sqliteBackend,
+  startRetrievalWithRecall,
+  type RetrievalWithRecall,
   DEFAULT_INDEXER_GROUP_ID,
   prefixedRetrievalTopics,
 } from '@engram/app-retrieval';
@@ -81,7 +83,7 @@ export interface EmbeddedServices {
   observer: EmbeddedObserver;
   distiller: EmbeddedDistiller;
   /** The retrieval indexer into `retrieval.db`, and a RecallService on it. */
-  retrieval: EmbeddedRetrieval;
+  retrieval: RetrievalWithRecall & { store: SqliteRetrievalStore };
   /** The review API, when `review` was given. */
   review: ReviewServer | null;
   /** The metrics and health server, when `metrics` was given and its port was free. */
@@ -143,18 +145,24 @@ export async function startEmbeddedServices(
     settings: { ...config.distiller, prompts: config.segmenter.settings },
     reflector: { scheduledHourUtc: config.distiller.reflectionHourUtc, ...options.reflector },
   });
-  const retrieval = startEmbeddedRetrieval({
-    log,
-    dataDir,
-    embedder,
-    topics: prefixedRetrievalTopics(config.topicPrefix),
-    groupId: config.topicPrefix + DEFAULT_INDEXER_GROUP_ID,
-    partitions: config.inputs.partitions,
-    retry: config.retry,
-    ranking: config.ranking,
-  });
+  // The retrieval backend is the SQLite store beside the log (distributed: Elasticsearch).
+  const store = SqliteRetrievalStore.open({ dataDir });
+  const retrieval = {
+    ...(await startRetrievalWithRecall({
+      platform,
+      backend: sqliteBackend(store),
+      embedder,
+      topics: prefixedRetrievalTopics(config.topicPrefix),
+      groupId: config.topicPrefix + DEFAULT_INDEXER_GROUP_ID,
+      partitions: config.inputs.partitions,
+      retry: config.retry,
+      ranking: config.ranking,
+    })),
+    store,
+  };
   const stopServices = async () => {
     await retrieval.stop();
+    store.close();
     await distiller.stop();
     await observer.stop();
     await segmenter.stop();

@@ -14,7 +14,8 @@ import { freePort } from '../../../test/support/free-port';
 import {
   serveRecallGrpc,
   RetrievalIndexer,
-  createEmbeddedRecallStack,
+  createRecallStack,
+  sqliteBackend,
   LEXICAL_ONLY_EMBEDDER,
 } from '@engram/app-retrieval';
 import {
@@ -58,9 +59,9 @@ beforeAll(async () => {
   store = SqliteRetrievalStore.open({ dataDir });
   const indexer = new RetrievalIndexer(LEXICAL_ONLY_EMBEDDER, sqliteStoreWriter(store));
   await indexRpcCorpus(indexer, rpcCorpus(Date.now()));
-  stack = createEmbeddedRecallStack({
+  stack = createRecallStack({
     ranking: DEFAULT_RANKING_CONFIG,
-    store,
+    backend: sqliteBackend(store),
     embedder: LEXICAL_ONLY_EMBEDDER,
   });
   ({ app, url } = await serveRecallGrpc(stack, {

@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  createEmbeddedRecallStack,
+  createRecallStack,
+  sqliteBackend,
   LEXICAL_ONLY_EMBEDDER,
   RetrievalIndexer,
   type RecallStack,
@@ -147,9 +148,9 @@ beforeAll(async () => {
     sqliteStoreWriter(services.retrieval.store),
   );
   await indexRpcCorpus(indexer, rpcCorpus(Date.now()));
-  stack = createEmbeddedRecallStack({
+  stack = createRecallStack({
     ranking: DEFAULT_RANKING_CONFIG,
-    store: services.retrieval.store,
+    backend: sqliteBackend(services.retrieval.store),
     embedder: LEXICAL_ONLY_EMBEDDER,
   });
   const served = await serveEmbeddedHookSocket({

@@ -16,22 +16,50 @@ import {
   partitionOfKey,
   type FeedbackInput,
 } from '@engram/core';
-import { SqliteEventLog, SqliteEventLogAdapter } from '@engram/embedded';
+import {
+  EmbeddedStreamPlatform,
+  SqliteEventLog,
+  SqliteEventLogAdapter,
+  SqliteRetrievalStore,
+} from '@engram/embedded';
 import { memoryFromSource, type MemoryDocument } from '@engram/elasticsearch';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import {
-  createEmbeddedRecallStack,
-  LEXICAL_ONLY_EMBEDDER,
-  startEmbeddedRetrieval,
-} from './retrieval.embedded';
+import { createRecallStack, sqliteBackend } from './retrieval-backend';
+import { LEXICAL_ONLY_EMBEDDER } from './retrieval-embedders';
+import { startRetrievalWithRecall, type RetrievalWithRecall } from './retrieval.topology';
 import { prefixedRecordCodec, publishRecordsTo, publishTombstonesTo } from './record-publisher';
 import type { RecallStack } from './recall-stack';
-import type { EmbeddedRetrieval } from './retrieval.embedded';
 import { memoryRecord, PROJECT, TENANT } from './testing/records';
 
 const PARTITIONS = 2;
 const TOPIC = 'memory.memories.v1';
 const CODEC = prefixedRecordCodec('', { type: 'Memory' } as Typed);
+
+/** The indexer and recall on a SQLite store in `dataDir`, fed from the log; `stop` closes the store. */
+async function startSqliteRetrieval(
+  log: SqliteEventLog,
+  dataDir: string,
+  groupId?: string,
+): Promise<RetrievalWithRecall & { store: SqliteRetrievalStore }> {
+  const store = SqliteRetrievalStore.open({ dataDir });
+  const running = await startRetrievalWithRecall({
+    platform: new EmbeddedStreamPlatform(log),
+    backend: sqliteBackend(store),
+    ranking: DEFAULT_RANKING_CONFIG,
+    embedder: LEXICAL_ONLY_EMBEDDER,
+    partitions: PARTITIONS,
+    ...(groupId !== undefined && { groupId }),
+    retry: { initialMs: 10, maxMs: 50 },
+  });
+  return {
+    ...running,
+    store,
+    async stop() {
+      await running.stop();
+      store.close();
+    },
+  };
+}
 
 const MEMORIES: Memory[] = [
   memoryRecord({ memoryId: 'm-mutex', content: 'Token refresh must hold the session mutex' }),
@@ -48,7 +76,7 @@ describe('FeedbackService deletions on the embedded log and store', () => {
   let dir: string;
   let log: SqliteEventLog;
   let events: SqliteEventLogAdapter;
-  let retrieval: EmbeddedRetrieval;
+  let retrieval: Awaited<ReturnType<typeof startSqliteRetrieval>>;
   let stack: RecallStack;
   let stopped: Promise<void> | undefined;
   const stopRetrieval = () => (stopped ??= retrieval.stop());
@@ -94,17 +122,10 @@ describe('FeedbackService deletions on the embedded log and store', () => {
     dir = mkdtempSync(join(tmpdir(), 'engram-feedback-'));
     log = SqliteEventLog.open({ dataDir: dir });
     events = new SqliteEventLogAdapter(log);
-    retrieval = startEmbeddedRetrieval({
+    retrieval = await startSqliteRetrieval(log, dir);
+    stack = createRecallStack({
       ranking: DEFAULT_RANKING_CONFIG,
-      log,
-      dataDir: dir,
-      embedder: LEXICAL_ONLY_EMBEDDER,
-      partitions: PARTITIONS,
-      retry: { initialMs: 10, maxMs: 50 },
-    });
-    stack = createEmbeddedRecallStack({
-      ranking: DEFAULT_RANKING_CONFIG,
-      store: retrieval.store,
+      backend: sqliteBackend(retrieval.store),
       embedder: LEXICAL_ONLY_EMBEDDER,
       publish: publishRecordsTo(events, ''),
       publishTombstones: publishTombstonesTo(events, ''),
@@ -137,7 +158,7 @@ describe('FeedbackService deletions on the embedded log and store', () => {
     expect(items.at(-1)).toMatchObject({ event: null, key: 'm-mutex' });
     expect(await tombstones()).toEqual(['m-mutex']);
     // The indexer gets it when it resumes, and finds the document already gone.
-    retrieval.consumer.start();
+    await retrieval.consumer.start();
     await indexed();
     expect(retrieval.indexer.counters).toMatchObject({ deleted: 0, alreadyAbsent: 1 });
     expect(await recalled('session mutex')).not.toContain('m-mutex');
@@ -187,9 +208,9 @@ describe('FeedbackService deletions on the embedded log and store', () => {
   });
 
   it('should leave the store alone when the tombstone cannot be written (the log first)', async () => {
-    const failing = createEmbeddedRecallStack({
+    const failing = createRecallStack({
       ranking: DEFAULT_RANKING_CONFIG,
-      store: retrieval.store,
+      backend: sqliteBackend(retrieval.store),
       embedder: LEXICAL_ONLY_EMBEDDER,
       publish: publishRecordsTo(events, ''),
       publishTombstones: () => Promise.reject(new Error('log down')),
@@ -207,9 +228,9 @@ describe('FeedbackService deletions on the embedded log and store', () => {
   });
 
   it('should refuse to delete, saying why, on a server without tombstones', async () => {
-    const readOnly = createEmbeddedRecallStack({
+    const readOnly = createRecallStack({
       ranking: DEFAULT_RANKING_CONFIG,
-      store: retrieval.store,
+      backend: sqliteBackend(retrieval.store),
       embedder: LEXICAL_ONLY_EMBEDDER,
       publish: publishRecordsTo(events, ''),
     });
@@ -289,15 +310,7 @@ describe('FeedbackService deletions on the embedded log and store', () => {
   it('should stay deleted when the store is rebuilt from the log', async () => {
     await feedback({ memoryId: 'm-mutex', action: 'delete' });
     await stopRetrieval();
-    const rebuilt = startEmbeddedRetrieval({
-      ranking: DEFAULT_RANKING_CONFIG,
-      log,
-      dataDir: join(dir, 'rebuilt'),
-      embedder: LEXICAL_ONLY_EMBEDDER,
-      partitions: PARTITIONS,
-      groupId: 'rebuild',
-      retry: { initialMs: 10, maxMs: 50 },
-    });
+    const rebuilt = await startSqliteRetrieval(log, join(dir, 'rebuilt'), 'rebuild');
     try {
       const total = (await events.endOffsets(TOPIC)).reduce((a, b) => a + b, 0);
       await vi.waitFor(() => expect(rebuilt.consumer.counters.processed).toBe(total), {

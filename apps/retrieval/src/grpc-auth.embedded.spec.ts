@@ -4,7 +4,7 @@ import { loadSync } from '@grpc/proto-loader';
 import { recallProtoPath } from '@engram/contracts';
 import { tenantTokens } from '@engram/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { serveRecallGrpc, type RecallStack } from './recall.runtime';
+import { serveRecallGrpc, type RecallStack } from './recall-server';
 import { startEmbeddedRpcServer, type EmbeddedRpcServer } from './testing/embedded-rpc-server';
 import { call, recallClient, type RecallClient } from './testing/recall-rpcs.suite';
 import { AUTH_FILE, OTHER_TENANT } from './testing/rpc-corpus';

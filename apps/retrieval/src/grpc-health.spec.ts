@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contractEmbedder } from '../../../libs/core/src/ports/testing/recall-store.contract';
 import { freePort } from '../../../test/support/free-port';
-import { serveRecallGrpc } from './recall.runtime';
-import { createEmbeddedRecallStack } from './retrieval.embedded';
+import { serveRecallGrpc } from './recall-server';
+import { createRecallStack, sqliteBackend } from './retrieval-backend';
 import {
   healthClient,
   reflectionClient,
@@ -21,9 +21,9 @@ import {
 describe('gRPC health checking and server reflection on the recall server', () => {
   const dir = mkdtempSync(join(tmpdir(), 'engram-health-'));
   const store = SqliteRetrievalStore.open({ dataDir: dir });
-  const stack = createEmbeddedRecallStack({
+  const stack = createRecallStack({
     ranking: DEFAULT_RANKING_CONFIG,
-    store,
+    backend: sqliteBackend(store),
     embedder: contractEmbedder(),
   });
   let server: Awaited<ReturnType<typeof serveRecallGrpc>>;
@@ -92,9 +92,9 @@ describe('a recall server on a port that is already taken', () => {
     await new Promise<void>((resolve) => holder.listen(port, '127.0.0.1', resolve));
     const dir = mkdtempSync(join(tmpdir(), 'engram-taken-'));
     const store = SqliteRetrievalStore.open({ dataDir: dir });
-    const stack = createEmbeddedRecallStack({
+    const stack = createRecallStack({
       ranking: DEFAULT_RANKING_CONFIG,
-      store,
+      backend: sqliteBackend(store),
       embedder: contractEmbedder(),
     });
     try {

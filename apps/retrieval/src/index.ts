@@ -2,16 +2,17 @@
 // may use; test helpers are in `@engram/app-retrieval/testing`. Other apps import retrieval only
 // through these files (dependency-cruiser rule apps-cross-import-public-entry); the modules of this
 // app never import them (that would be a cycle).
+export {
+  openElasticsearchIndexing,
+  openElasticsearchRecall,
+  type ElasticsearchIndexing,
+  type ElasticsearchRecall,
+} from './elasticsearch-retrieval';
 export { recallGrpcClient } from './recall-grpc-client';
 export { episodeItem, memoryItem, scoreMessage, turnItem } from './recall-proto';
 export { hydeClientOf, type RecallStack } from './recall-stack';
 export { RecallServerModule } from './recall.module';
-export {
-  createRecallStack,
-  DEFAULT_RECALL_GRPC_URL,
-  serveRecallGrpc,
-  startRecallServer,
-} from './recall.runtime';
+export { DEFAULT_RECALL_GRPC_URL, serveRecallGrpc, startRecallServer } from './recall-server';
 export {
   RecallService,
   type RecallAnswer,
@@ -19,14 +20,20 @@ export {
   type RecallTimings,
 } from './recall.service';
 export { publishTombstonesTo } from './record-publisher';
+export {
+  createRecallStack,
+  elasticsearchBackend,
+  sqliteBackend,
+  type RetrievalBackend,
+} from './retrieval-backend';
+export { embeddedEmbedder, LEXICAL_ONLY_EMBEDDER } from './retrieval-embedders';
 export { RetrievalIndexer, type ToolCallIndex } from './retrieval-indexer';
 export { prefixedRetrievalTopics } from './retrieval-topics';
-export {
-  createEmbeddedRecallStack,
-  embeddedEmbedder,
-  LEXICAL_ONLY_EMBEDDER,
-  startEmbeddedRetrieval,
-  type EmbeddedRetrieval,
-} from './retrieval.embedded';
 export { RetrievalModule } from './retrieval.module';
-export { DEFAULT_INDEXER_GROUP_ID } from './retrieval.runtime';
+export {
+  DEFAULT_INDEXER_GROUP_ID,
+  startRetrieval,
+  startRetrievalWithRecall,
+  type RetrievalWithRecall,
+  type RunningRetrieval,
+} from './retrieval.topology';

@@ -11,7 +11,6 @@ import {
 import { contractEmbedder } from '../../../libs/core/src/ports/testing/recall-store.contract';
 import { RecallService } from './recall.service';
 import { RetrievalIndexer } from './retrieval-indexer';
-import { sqliteRecallStore } from './retrieval.embedded';
 import { TENANT } from './testing/records';
 import { indexRpcCorpus, rpcCorpus } from './testing/rpc-corpus';
 
@@ -38,7 +37,7 @@ describe('RecallService with HyDE', () => {
       maxAttempts: 1,
       timeoutMs: 2_000,
     });
-    service = new RecallService(sqliteRecallStore(store), embedder, { hyde: client });
+    service = new RecallService(store, embedder, { hyde: client });
   });
 
   afterAll(async () => {

@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RecallStack } from './recall-stack';
-import { createEmbeddedRecallStack, LEXICAL_ONLY_EMBEDDER } from './retrieval.embedded';
+import { createRecallStack, sqliteBackend } from './retrieval-backend';
+import { LEXICAL_ONLY_EMBEDDER } from './retrieval-embedders';
 import { PROJECT, TENANT } from './testing/records';
 
 // Issue #20: a person's Remember is indexed at once (before the log's consumer gets to it), and
@@ -32,9 +33,9 @@ describe("Remember's immediate index resolves supersession", () => {
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'engram-remember-supersession-'));
     store = SqliteRetrievalStore.open({ dataDir: dir });
-    stack = createEmbeddedRecallStack({
+    stack = createRecallStack({
       ranking: DEFAULT_RANKING_CONFIG,
-      store,
+      backend: sqliteBackend(store),
       embedder: LEXICAL_ONLY_EMBEDDER,
       publish: () => Promise.resolve(),
     });

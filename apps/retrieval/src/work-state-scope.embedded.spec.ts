@@ -7,7 +7,8 @@ import { SqliteRetrievalStore, sqliteStoreWriter } from '@engram/embedded';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RecallStack } from './recall-stack';
 import { RetrievalIndexer } from './retrieval-indexer';
-import { createEmbeddedRecallStack, LEXICAL_ONLY_EMBEDDER } from './retrieval.embedded';
+import { createRecallStack, sqliteBackend } from './retrieval-backend';
+import { LEXICAL_ONLY_EMBEDDER } from './retrieval-embedders';
 import { delivered, episodeRecord, PROJECT, promptRecord, TENANT } from './testing/records';
 
 // Issue #20: BuildContext's work state is the asking session's work, not the project's latest.
@@ -105,8 +106,8 @@ describe('work state scoping, embedded (issue #20)', () => {
     await indexer.handleMemories(
       sessions.flatMap((s) => s.memories).map((m) => delivered(m, { key: m.memoryId })),
     );
-    stack = createEmbeddedRecallStack({
-      store,
+    stack = createRecallStack({
+      backend: sqliteBackend(store),
       embedder: LEXICAL_ONLY_EMBEDDER,
       ranking: DEFAULT_RANKING_CONFIG,
     });

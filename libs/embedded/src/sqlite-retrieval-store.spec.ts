@@ -8,7 +8,7 @@ import { ftsQuery } from './sqlite-retrieval-query-text';
 import { SqliteRetrievalStore } from './sqlite-retrieval-store';
 
 // Store-level rules; the RecallStore behaviour itself is the contract suite
-// (apps/retrieval/src/retrieval.embedded.spec.ts here, Elasticsearch in the integration tier).
+// (apps/retrieval/src/sqlite-backend.spec.ts here, Elasticsearch in the integration tier).
 
 const SCOPE = { tenantId: 'acme', projectId: 'api' };
 

@@ -18,11 +18,11 @@ import { embeddedRecallDeps } from '../../../apps/engram/src/commands/recall.com
 import type { RecallJsonLine } from '../../../apps/engram/src/commands/recall-output';
 import { runReplay, serviceGroups } from '../../../apps/engram/src/commands/replay.command';
 import { embeddedTarget } from '../../../apps/engram/src/commands/replay-targets';
+import { createRecallStack, sqliteBackend } from '../../../apps/retrieval/src/retrieval-backend';
 import {
-  createEmbeddedRecallStack,
   embeddedEmbedder,
   LEXICAL_ONLY_EMBEDDER,
-} from '../../../apps/retrieval/src/retrieval.embedded';
+} from '../../../apps/retrieval/src/retrieval-embedders';
 import {
   buildRecallDevSet,
   type BenchQuestion,
@@ -160,7 +160,11 @@ export const runRecallQuality: QualityRunner = async (options: QualityOptions) =
 
   // engram recall --queries Q --json --no-track [--tier T]
   const store = SqliteRetrievalStore.open({ dataDir });
-  const stack = createEmbeddedRecallStack({ ranking: DEFAULT_RANKING_CONFIG, store, embedder });
+  const stack = createRecallStack({
+    ranking: DEFAULT_RANKING_CONFIG,
+    backend: sqliteBackend(store),
+    embedder,
+  });
   const queries = set.questions
     .map((q) => JSON.stringify({ id: q.id, query: q.query, project: q.projectId, k: 10 }))
     .join('\n');

@@ -17,6 +17,7 @@ import {
   rankingConfig,
   UNIVERSAL_PHASES,
   type RankingConfigOverrides,
+  type RecallStore,
   type UniversalPhase,
 } from '@engram/core';
 import { SqliteRetrievalStore, sqliteStoreWriter } from '@engram/embedded';
@@ -27,7 +28,6 @@ import {
   RecallService,
 } from '../../../apps/retrieval/src/recall.service';
 import { RetrievalIndexer } from '../../../apps/retrieval/src/retrieval-indexer';
-import { sqliteRecallStore } from '../../../apps/retrieval/src/retrieval.embedded';
 import {
   delivered,
   memoryRecord,
@@ -207,7 +207,7 @@ async function main(): Promise<void> {
     const indexMs = performance.now() - indexStarted;
 
     const cached = new CachingEmbedder(embedder, { maxEntries: 4096 });
-    const recallStore = sqliteRecallStore(store);
+    const recallStore: RecallStore = store;
     const services = fusedVariants.map(
       (variant) =>
         new RecallService(recallStore, cached, {

@@ -7,7 +7,12 @@ import {
   retrievalIndexNames,
 } from '@engram/elasticsearch';
 import { cpus } from 'node:os';
-import { recallGrpcClient, startRecallServer, type RecallTimings } from '@engram/app-retrieval';
+import {
+  openElasticsearchRecall,
+  recallGrpcClient,
+  startRecallServer,
+  type RecallTimings,
+} from '@engram/app-retrieval';
 import {
   CORPUS_DESCRIPTION,
   DIMS,
@@ -100,13 +105,21 @@ async function measureRun(
 ): Promise<DistributedRecallRun> {
   const { embedder, counts } = queryEmbedder([...queries, ...warmup], model);
   const url = `127.0.0.1:${await freeLoopbackPort()}`;
+  // The server's own backend (its client and counter mirror), as `engram start --distributed`'s.
+  const recallBackend = openElasticsearchRecall({
+    elasticsearchUrl: options.elasticsearchUrl,
+    indexPrefix: options.indexPrefix,
+    warn: (message) => console.error(message),
+  });
   const server = await startRecallServer({
     ranking: DEFAULT_RANKING_CONFIG,
-    elasticsearchUrl: options.elasticsearchUrl,
+    backend: recallBackend.backend,
     embedder,
-    indexPrefix: options.indexPrefix,
     url,
     logger: false,
+  }).catch(async (error: unknown) => {
+    await recallBackend.close();
+    throw error;
   });
   const timings: RecallTimings[] = [];
   const recall = server.service.recall.bind(server.service);
@@ -118,7 +131,7 @@ async function measureRun(
   // What Elasticsearch itself reports spending (`took` of each _msearch): the rest of the search
   // share is the HTTP round trip and parsing the candidates' `_source` (vectors included).
   const took: number[] = [];
-  server.client.diagnostic.on('response', (error, result) => {
+  recallBackend.client.diagnostic.on('response', (error, result) => {
     const body = result?.body as { took?: unknown } | undefined;
     if (!error && result?.meta.request.params.path.endsWith('/_msearch')) {
       if (typeof body?.took === 'number') took.push(body.took);
@@ -134,7 +147,7 @@ async function measureRun(
       warm.push(performance.now() - started);
     }
     const cold = warm.slice(0, COLD_START_QUERIES);
-    const elasticsearchUptimeMinutes = await nodeUptimeMinutes(server.client);
+    const elasticsearchUptimeMinutes = await nodeUptimeMinutes(recallBackend.client);
     timings.length = 0;
     took.length = 0;
     counts.texts = 0;
@@ -204,6 +217,7 @@ async function measureRun(
   } finally {
     client.close();
     await server.stop();
+    await recallBackend.close();
   }
 }
 

@@ -59,12 +59,12 @@ export async function embeddedHookMemory(dataDir: string): Promise<HookMemory | 
   if (!existsSync(join(dataDir, 'retrieval.db'))) return null;
   const [
     { SqliteRetrievalStore },
-    { createEmbeddedRecallStack, LEXICAL_ONLY_EMBEDDER, ReviewQueueService },
+    { createRecallStack, sqliteBackend, LEXICAL_ONLY_EMBEDDER, ReviewQueueService },
   ] = await Promise.all([import('@engram/embedded'), import('@engram/app-retrieval/embedded')]);
   const store = SqliteRetrievalStore.open({ dataDir });
-  const { context, access } = createEmbeddedRecallStack({
+  const { context, access } = createRecallStack({
     ranking: loadConfig().ranking,
-    store,
+    backend: sqliteBackend(store),
     embedder: LEXICAL_ONLY_EMBEDDER,
   });
   const queue = new ReviewQueueService(store);

@@ -32,8 +32,9 @@ import {
   KafkaEventLog,
 } from '@engram/kafka';
 import {
-  createEmbeddedRecallStack,
+  sqliteBackend,
   createRecallStack,
+  elasticsearchBackend,
   LEXICAL_ONLY_EMBEDDER,
   publishTombstonesTo,
   type RecallStack,
@@ -212,9 +213,9 @@ export async function openMemoryLifecycle(options: LifecycleOptions): Promise<Me
   const sqlite = SqliteEventLog.open({ dataDir: options.dataDir });
   const log = new SqliteEventLogAdapter(sqlite);
   const store = SqliteRetrievalStore.open({ dataDir: options.dataDir });
-  const stack = createEmbeddedRecallStack({
+  const stack = createRecallStack({
     ranking: config.ranking,
-    store,
+    backend: sqliteBackend(store),
     embedder,
     publish: publishMemoryRecordsTo(log, codec),
     publishTombstones: publishTombstonesTo(log, config.topicPrefix),
@@ -250,8 +251,7 @@ export function distributedMemoryLifecycle(parts: {
   const codec = memoryTopicCodec(topicPrefix);
   const indices = retrievalIndexNames(topicPrefix);
   const stack = createRecallStack({
-    client,
-    indices,
+    backend: elasticsearchBackend(client, indices),
     embedder: parts.embedder,
     ranking: parts.ranking,
     publish: publishMemoryRecordsTo(log, codec),

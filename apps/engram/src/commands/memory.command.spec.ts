@@ -2,7 +2,8 @@
 // embedded retrieval indexer consuming memory.memories.v1 into the SQLite store (supersession
 // included), and the recall services on that store, whose Feedback DELETE writes the tombstone.
 import {
-  createEmbeddedRecallStack,
+  createRecallStack,
+  sqliteBackend,
   LEXICAL_ONLY_EMBEDDER,
   type RecallStack,
 } from '@engram/app-retrieval';
@@ -119,9 +120,9 @@ describe('engram memory prune and history (embedded)', () => {
     fixture = await startEmbeddedMemories('memory-cmd', MEMORIES);
     await fixture.publish([UNDICI]);
     const { events, codec, retrieval } = fixture;
-    stack = createEmbeddedRecallStack({
+    stack = createRecallStack({
       ranking: DEFAULT_RANKING_CONFIG,
-      store: retrieval.store,
+      backend: sqliteBackend(retrieval.store),
       embedder: LEXICAL_ONLY_EMBEDDER,
       publish: publishMemoryRecordsTo(events, codec),
       publishTombstones: (_record, keys) => events.publishTombstones(codec.topic, keys),

@@ -7,7 +7,7 @@ import { parseConfig } from '@engram/config';
 import { parseRecallRequest, type RecallRequestInput } from '@engram/core';
 import { SqliteRetrievalStore } from '@engram/embedded';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEmbeddedRecallStack, LEXICAL_ONLY_EMBEDDER } from '@engram/app-retrieval';
+import { createRecallStack, sqliteBackend, LEXICAL_ONLY_EMBEDDER } from '@engram/app-retrieval';
 import type { RecallService } from '@engram/app-retrieval';
 import { startEmbeddedServices } from '../embedded-services';
 import { DEMO_SESSION } from './demo.command';
@@ -156,7 +156,7 @@ describe('formatRecall', () => {
 describe('engram recall (embedded, end to end)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'engram-recall-'));
   let store: SqliteRetrievalStore;
-  let stack: ReturnType<typeof createEmbeddedRecallStack>;
+  let stack: ReturnType<typeof createRecallStack>;
   let deps: RecallDeps;
 
   beforeAll(async () => {
@@ -184,9 +184,9 @@ describe('engram recall (embedded, end to end)', () => {
     }
     // A second reader of the data directory, as `engram recall` is beside `engram start`.
     store = SqliteRetrievalStore.open({ dataDir: dir });
-    stack = createEmbeddedRecallStack({
+    stack = createRecallStack({
       ranking: DEFAULT_RANKING_CONFIG,
-      store,
+      backend: sqliteBackend(store),
       embedder: LEXICAL_ONLY_EMBEDDER,
     });
     deps = embeddedRecallDeps(store, stack);

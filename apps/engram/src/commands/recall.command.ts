@@ -14,8 +14,9 @@ import { readFile } from 'node:fs/promises';
 import {
   hydeClientOf,
   createRecallStack,
+  elasticsearchBackend,
   type RecallStack,
-  createEmbeddedRecallStack,
+  sqliteBackend,
   embeddedEmbedder,
 } from '@engram/app-retrieval';
 import type { RecallService } from '@engram/app-retrieval';
@@ -68,9 +69,9 @@ export function embeddedRecallDeps(store: SqliteRetrievalStore, stack: RecallSta
 async function recallEmbedded(options: RecallOptions): Promise<void> {
   const store = SqliteRetrievalStore.open({ dataDir: options.dataDir });
   const embedder = await embeddedEmbedder({ warn: (message) => console.error(message) });
-  const stack = createEmbeddedRecallStack({
+  const stack = createRecallStack({
     ranking: loadConfig().ranking,
-    store,
+    backend: sqliteBackend(store),
     embedder,
     hyde: hydeClientOf(loadConfig().llm),
   });
@@ -89,8 +90,7 @@ async function recallDistributed(options: RecallOptions): Promise<void> {
   const indices = retrievalIndexNames(config.topicPrefix);
   const stack = createRecallStack({
     ranking: loadConfig().ranking,
-    client,
-    indices,
+    backend: elasticsearchBackend(client, indices),
     embedder: await createEmbedder(),
     hyde: hydeClientOf(config.llm),
   });

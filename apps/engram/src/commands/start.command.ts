@@ -6,10 +6,10 @@ import { NestFactory } from '@nestjs/core';
 import type { Command } from 'commander';
 import {
   DEFAULT_RECALL_GRPC_URL,
-  serveRecallGrpc,
   hydeClientOf,
   publishTombstonesTo,
-  createEmbeddedRecallStack,
+  sqliteBackend,
+  startRecallServer,
   type RecallStack,
 } from '@engram/app-retrieval';
 import { DistributedEngramModule } from '../distributed.module';
@@ -145,24 +145,19 @@ export async function serveEmbeddedGrpc(
   tokens: TenantTokens | null,
 ): Promise<EmbeddedGrpc> {
   const events = await embeddedHookPublisher(config, dataDir, REMEMBER_BUSY_TIMEOUT_MS);
-  const stack = createEmbeddedRecallStack({
-    ranking: loadConfig().ranking,
-    store: services.retrieval.store,
-    embedder: services.retrieval.embedder,
-    publish: events.publish,
-    publishTombstones: publishTombstonesTo(
-      new SqliteEventLogAdapter(services.log),
-      config.topicPrefix,
-    ),
-    hyde: hydeClientOf(config.llm),
-  });
-  const close = async () => {
-    await stack.access.close();
-    await events.close();
-  };
   try {
-    // (A Nest app's logger levels are global: keep `log`, or the lines after it go silent.)
-    const { app } = await serveRecallGrpc(stack, {
+    // The distributed server, on the SQLite backend. (A Nest app's logger levels are global:
+    // keep `log`, or the lines after it go silent.)
+    const server = await startRecallServer({
+      ranking: loadConfig().ranking,
+      backend: sqliteBackend(services.retrieval.store),
+      embedder: services.retrieval.embedder,
+      publish: events.publish,
+      publishTombstones: publishTombstonesTo(
+        new SqliteEventLogAdapter(services.log),
+        config.topicPrefix,
+      ),
+      hyde: hydeClientOf(config.llm),
       url,
       tokens,
       neighbours: services.graph,
@@ -170,14 +165,14 @@ export async function serveEmbeddedGrpc(
     });
     return {
       url,
-      context: stack.context,
+      context: server.context,
       async stop() {
-        await app.close();
-        await close();
+        await server.stop();
+        await events.close();
       },
     };
   } catch (error) {
-    await close();
+    await events.close();
     throw error;
   }
 }

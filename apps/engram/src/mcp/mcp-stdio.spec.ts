@@ -14,7 +14,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { distillerCodecs, prefixedDistillerTopics } from '@engram/app-distiller';
 import { until } from '@engram/app-distiller/testing';
 import {
-  createEmbeddedRecallStack,
+  createRecallStack,
+  sqliteBackend,
   LEXICAL_ONLY_EMBEDDER,
   publishTombstonesTo,
   RetrievalIndexer,
@@ -93,9 +94,9 @@ beforeAll(async () => {
   await indexRpcCorpus(new RetrievalIndexer(LEXICAL_ONLY_EMBEDDER, writer), rpcCorpus(Date.now()));
   // The recall API as `engram start` serves it embedded (start.command's serveEmbeddedGrpc).
   events = await embeddedHookPublisher(config, dataDir, 5_000);
-  stack = createEmbeddedRecallStack({
+  stack = createRecallStack({
     ranking: config.ranking,
-    store: services.retrieval.store,
+    backend: sqliteBackend(services.retrieval.store),
     embedder: services.retrieval.embedder,
     publish: events.publish,
     publishTombstones: publishTombstonesTo(

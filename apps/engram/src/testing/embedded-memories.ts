@@ -1,13 +1,19 @@
 import {
   LEXICAL_ONLY_EMBEDDER,
   prefixedRetrievalTopics,
-  startEmbeddedRetrieval,
-  type EmbeddedRetrieval,
+  sqliteBackend,
+  startRetrieval,
+  type RunningRetrieval,
 } from '@engram/app-retrieval';
 import { loadConfig } from '@engram/config';
 import type { Memory } from '@engram/contracts';
-import { DEFAULT_RANKING_CONFIG, type TopicCodec } from '@engram/core';
-import { SqliteEventLog, SqliteEventLogAdapter } from '@engram/embedded';
+import type { TopicCodec } from '@engram/core';
+import {
+  EmbeddedStreamPlatform,
+  SqliteEventLog,
+  SqliteEventLogAdapter,
+  SqliteRetrievalStore,
+} from '@engram/embedded';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,7 +29,8 @@ export interface EmbeddedMemories {
   dir: string;
   log: SqliteEventLog;
   events: SqliteEventLogAdapter;
-  retrieval: EmbeddedRetrieval;
+  /** The indexer and the store it writes (`retrieval.db` in `dir`). */
+  retrieval: RunningRetrieval & { store: SqliteRetrievalStore };
   codec: TopicCodec<MemoryRecord>;
   /** Publishes memories (next versions) and waits until they are indexed. */
   publish(memories: readonly Memory[]): Promise<void>;
@@ -41,15 +48,16 @@ export async function startEmbeddedMemories(
   const dir = mkdtempSync(join(tmpdir(), `engram-${name}-`));
   const log = SqliteEventLog.open({ dataDir: dir });
   const events = new SqliteEventLogAdapter(log);
-  const retrieval = startEmbeddedRetrieval({
-    ranking: DEFAULT_RANKING_CONFIG,
-    log,
-    dataDir: dir,
+  const store = SqliteRetrievalStore.open({ dataDir: dir });
+  const indexer = await startRetrieval({
+    platform: new EmbeddedStreamPlatform(log),
+    backend: sqliteBackend(store),
     embedder: LEXICAL_ONLY_EMBEDDER,
     topics: prefixedRetrievalTopics(prefix),
     partitions: 2,
     retry: { initialMs: 10, maxMs: 50 },
   });
+  const retrieval = { ...indexer, store };
   const indexed = async () => {
     const total = (await events.endOffsets(codec.topic)).reduce((a, b) => a + b, 0);
     await pollUntil(
@@ -76,6 +84,7 @@ export async function startEmbeddedMemories(
     indexed,
     async stop() {
       await retrieval.stop();
+      store.close();
       log.close();
       rmSync(dir, { recursive: true, force: true });
     },

@@ -13,10 +13,10 @@ import {
 } from '@engram/embedded';
 import { contractEmbedder } from '../../../../libs/core/src/ports/testing/recall-store.contract';
 import { indexMemoryWith } from '../recall-stack';
-import { serveRecallGrpc } from '../recall.runtime';
+import { serveRecallGrpc } from '../recall-server';
 import { publishRecordsTo, publishTombstonesTo } from '../record-publisher';
 import { RetrievalIndexer } from '../retrieval-indexer';
-import { createEmbeddedRecallStack } from '../retrieval.embedded';
+import { createRecallStack, sqliteBackend } from '../retrieval-backend';
 import { contractGraph } from './recall-rpcs.suite';
 import { indexRpcCorpus, rpcCorpus } from './rpc-corpus';
 
@@ -53,9 +53,9 @@ export async function startEmbeddedRpcServer(
   const embedder = contractEmbedder();
   const indexer = new RetrievalIndexer(embedder, sqliteStoreWriter(store));
   await indexRpcCorpus(indexer, rpcCorpus(Date.now()));
-  const stack = createEmbeddedRecallStack({
+  const stack = createRecallStack({
     ranking: DEFAULT_RANKING_CONFIG,
-    store,
+    backend: sqliteBackend(store),
     embedder,
     publish: publishRecordsTo(events, ''),
     publishTombstones: publishTombstonesTo(events, ''),

@@ -1,8 +1,10 @@
-import type { ReliableConsumer, SubscribeOptions, TopicCodec } from '@engram/kafka';
+import type { SinkConsumer, TopicCodec } from '@engram/core';
 import { describe, expect, it } from 'vitest';
 import type { RetrievalIndexer } from './retrieval-indexer';
 import { prefixedRetrievalTopics } from './retrieval-topics';
-import { subscribeIndexer } from './retrieval.runtime';
+import { subscribeIndexer } from './retrieval.topology';
+
+type SubscribeOptions = { tombstones?: boolean };
 
 describe('subscribeIndexer', () => {
   it('should take tombstones on the two compacted topics only (a null prompt or tool call stays poison)', () => {
@@ -22,7 +24,7 @@ describe('subscribeIndexer', () => {
     const topics = prefixedRetrievalTopics('t.');
 
     subscribeIndexer(
-      consumer as unknown as ReliableConsumer,
+      consumer as unknown as SinkConsumer,
       topics,
       indexer as unknown as RetrievalIndexer,
     );

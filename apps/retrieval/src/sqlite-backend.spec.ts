@@ -1,14 +1,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SqliteRetrievalStore, sqliteStoreWriter } from '@engram/embedded';
+import { SqliteRetrievalStore } from '@engram/embedded';
 import { describe } from 'vitest';
 import { describeRecallStoreContract } from '../../../libs/core/src/ports/testing/recall-store.contract';
-import { sqliteRecallStore } from './retrieval.embedded';
+import { sqliteBackend } from './retrieval-backend';
 import { RetrievalIndexer } from './retrieval-indexer';
 
-// The RecallStore contract on the embedded SQLite store, written through the same
-// RetrievalIndexer as Elasticsearch (only the store's writer differs); kNN on the
+// The RecallStore contract on the embedded backend (the SQLite store), written through the same
+// RetrievalIndexer as Elasticsearch (only the backend's writer differs); kNN on the
 // exact scan and, with every scope on it, on the ANN graph (vector-index.ts).
 const KNN_MODES = [
   ['exact kNN', { annMinVectors: Number.POSITIVE_INFINITY }],
@@ -18,10 +18,11 @@ describe.each(KNN_MODES)('embedded SQLite (FTS5 + %s)', (_mode, vectorIndex) => 
   describeRecallStoreContract('embedded SQLite', () => {
     const dir = mkdtempSync(join(tmpdir(), 'engram-retrieval-'));
     const store = SqliteRetrievalStore.open({ dataDir: dir, vectorIndex });
+    const backend = sqliteBackend(store);
     let n = 0;
     return Promise.resolve({
-      store: sqliteRecallStore(store),
-      indexer: (embedder) => new RetrievalIndexer(embedder, sqliteStoreWriter(store)),
+      store: backend.store,
+      indexer: (embedder) => new RetrievalIndexer(embedder, backend.writer),
       settle: () => Promise.resolve(),
       projectName: (prefix: string) => `acme/${prefix}-${n++}`,
       close: () => {

@@ -1,0 +1,120 @@
+import type { Client } from '@elastic/elasticsearch';
+import type { IdleMergePolicy } from '@engram/core';
+import {
+  AccessCounterMirror,
+  createElasticsearchClient,
+  ensureRetrievalIndices,
+  ensureToolCallIndex,
+  IdleMerger,
+  retrievalIndexNames,
+  toolCallIndexName,
+  type BulkLimits,
+  type ElasticsearchIndexNames,
+  type IndexSetupOutcome,
+} from '@engram/elasticsearch';
+import { elasticsearchBackend, type RetrievalBackend } from './retrieval-backend';
+
+// The Elasticsearch backend's resources in distributed mode: what the indexer and the recall
+// server open (and close) around elasticsearchBackend.
+
+/** A backend with what was opened for it, closed by `close`. */
+export interface OpenedBackend {
+  backend: RetrievalBackend;
+  close(): Promise<void>;
+}
+
+export interface ElasticsearchIndexingOptions {
+  elasticsearchUrl: string;
+  /** Prefix of the index names (lowercased), as ENGRAM_TOPIC_PREFIX; default none. */
+  indexPrefix?: string;
+  /** The embedder's dimension, mapped in the indices (0: no vectors). */
+  dims: number;
+  bulk?: BulkLimits;
+  /** Merging each quiet index to one segment (faster kNN); false: never (default: on). */
+  idleMerge?: IdleMergePolicy | false;
+  log?: (line: string) => void;
+}
+
+export interface ElasticsearchIndexing extends OpenedBackend {
+  client: Client;
+  indices: ElasticsearchIndexNames;
+  /** The tool-call index (the friction report's reads). */
+  toolCallIndex: string;
+  setup: IndexSetupOutcome;
+  /** null when idle merging is off. */
+  merger: IdleMerger | null;
+}
+
+/**
+ * What the distributed indexer writes into: the indices and the tool-call index in place
+ * (idempotent), and the idle merger running; `close` stops it and closes the client.
+ */
+export async function openElasticsearchIndexing(
+  options: ElasticsearchIndexingOptions,
+): Promise<ElasticsearchIndexing> {
+  const indices = retrievalIndexNames(options.indexPrefix ?? '');
+  const toolCallIndex = toolCallIndexName(options.indexPrefix ?? '');
+  const client = createElasticsearchClient(options.elasticsearchUrl);
+  try {
+    const setup = await ensureRetrievalIndices(client, indices, { dims: options.dims });
+    await ensureToolCallIndex(client, toolCallIndex);
+    const merger =
+      options.idleMerge === false
+        ? null
+        : new IdleMerger(client, Object.values(indices), {
+            ...(options.idleMerge && { policy: options.idleMerge }),
+            ...(options.log && { log: options.log }),
+          });
+    merger?.start();
+    return {
+      backend: elasticsearchBackend(client, indices, {
+        toolCallIndex,
+        ...(options.bulk && { bulk: options.bulk }),
+      }),
+      client,
+      indices,
+      toolCallIndex,
+      setup,
+      merger,
+      async close() {
+        merger?.stop();
+        await client.close();
+      },
+    };
+  } catch (error) {
+    await client.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+export interface ElasticsearchRecall extends OpenedBackend {
+  client: Client;
+  indices: ElasticsearchIndexNames;
+}
+
+/**
+ * What the distributed recall server reads: the indices of `indexPrefix`, with the access
+ * counters mirrored in memory (loading in the background: until it has read every counter,
+ * recalls read them from Elasticsearch); `close` stops the mirror and closes the client.
+ */
+export function openElasticsearchRecall(options: {
+  elasticsearchUrl: string;
+  indexPrefix?: string;
+  warn: (message: string) => void;
+}): ElasticsearchRecall {
+  const indices = retrievalIndexNames(options.indexPrefix ?? '');
+  const client = createElasticsearchClient(options.elasticsearchUrl);
+  const counters = new AccessCounterMirror(client, indices.memoryAccess, {
+    onError: options.warn,
+  });
+  void counters.start();
+  return {
+    backend: elasticsearchBackend(client, indices, { counters }),
+    client,
+    indices,
+    async close() {
+      await counters.close();
+      await client.close().catch(() => undefined);
+    },
+  };
+}
