@@ -14,7 +14,7 @@ import {
   ensureObserverTopics,
   observerCodecs,
   prefixedObserverTopics,
-} from '../../apps/observer/src/observer.runtime';
+} from '../../apps/observer/src/observer.topology';
 import type { ObserverTopics } from '../../apps/observer/src/observer.stage';
 import {
   bash,
@@ -29,7 +29,12 @@ import {
 } from '../../apps/observer/src/testing/observer-events';
 import { freePort } from '../support/free-port';
 import { serviceProcess } from './support/service-process';
-import { readAllCommitted, testKafka, testRegistry } from './support/kafka-fixtures';
+import {
+  readAllCommitted,
+  testKafka,
+  testRegistry,
+  withTestPlatform,
+} from './support/kafka-fixtures';
 import { FAST_TAKEOVER_ENV, killAfterCommits } from './support/kill-rounds';
 import { eventually, uniqueName } from './support/unique';
 import { graphLines } from './support/graph-lines';
@@ -135,7 +140,7 @@ describe('observer service SIGKILLed mid-stream (issue #19)', () => {
     const scope: Scope = { tenantId: 'acme', projectId: uniqueName(`acme/${name}`) };
     const prefix = `${run}.`;
     const topics = prefixedObserverTopics(prefix);
-    await ensureObserverTopics(testKafka(), topics, PARTITIONS);
+    await withTestPlatform((platform) => ensureObserverTopics(platform, topics, PARTITIONS));
     /** Publishes copies `from` to `to` (exclusive) of the day. */
     const publishCopies = (from: number, to: number) =>
       publish(topics, recording(scope, run, { from, to }));

@@ -22,9 +22,8 @@ import {
   ensureObserverTopics,
   observerCodecs,
   prefixedObserverTopics,
-  startObserver,
-  type ObserverRuntime,
-} from '../../apps/observer/src/observer.runtime';
+  type RunningObserver,
+} from '../../apps/observer/src/observer.topology';
 import { ObserverStage, type ObserverTopics } from '../../apps/observer/src/observer.stage';
 import {
   bash,
@@ -40,7 +39,13 @@ import {
 } from '../../apps/observer/src/testing/observer-events';
 import { formatNeighbors, neighborsReport } from '../../apps/engram/src/commands/neighbors.command';
 import { CuttableProxy } from './support/cuttable-proxy';
-import { readAllCommitted, testKafka, testRegistry } from './support/kafka-fixtures';
+import {
+  readAllCommitted,
+  testKafka,
+  testRegistry,
+  withTestPlatform,
+} from './support/kafka-fixtures';
+import { startTestObserver } from './support/observer-service';
 import { eventually, uniqueName } from './support/unique';
 import { graphLines as graphSnapshot, plain } from './support/graph-lines';
 
@@ -121,7 +126,7 @@ async function publish(
  * Every event consumed and committed, every waiting lifecycle event applied, and every
  * project-work record the session stage committed also committed by the project stage.
  */
-async function settled(runtime: ObserverRuntime, events: number, ended: number): Promise<void> {
+async function settled(runtime: RunningObserver, events: number, ended: number): Promise<void> {
   const { processor, stage, promotion } = runtime;
   await eventually(
     () =>
@@ -238,12 +243,12 @@ describe('observer service on real Kafka, Schema Registry and Neo4j', () => {
   let firstRun: string[] = [];
   let deadLettered = -1;
 
-  const start = (groupId: string, overrides: Partial<Parameters<typeof startObserver>[0]> = {}) =>
-    startObserver({
+  const start = (
+    groupId: string,
+    overrides: Partial<Parameters<typeof startTestObserver>[0]> = {},
+  ) =>
+    startTestObserver({
       settings: SETTINGS,
-      brokers: infra.kafkaBrokers,
-      registryUrl: infra.registryUrl,
-      neo4j: { url: infra.neo4jUrl },
       topics,
       groupId,
       partitions: PARTITIONS,
@@ -254,7 +259,7 @@ describe('observer service on real Kafka, Schema Registry and Neo4j', () => {
     });
 
   beforeAll(async () => {
-    await ensureObserverTopics(kafka, topics, PARTITIONS);
+    await withTestPlatform((platform) => ensureObserverTopics(platform, topics, PARTITIONS));
     await publish(kafka, topics, recorded.calls.flat(), recorded.lifecycle);
     const began = performance.now();
     const runtime = await start(`${prefix}observer`);
@@ -379,7 +384,7 @@ describe('observer service on real Kafka, Schema Registry and Neo4j', () => {
     const oneScope: Scope = { tenantId: 'acme', projectId: uniqueName('acme/one') };
     const oneTopics = prefixedObserverTopics(`${oneRun}.`);
     const one = recording(oneScope, oneRun);
-    await ensureObserverTopics(kafka, oneTopics, 1);
+    await withTestPlatform((platform) => ensureObserverTopics(platform, oneTopics, 1));
     await publish(kafka, oneTopics, one.calls.flat(), one.lifecycle);
     const lines: string[][] = [];
     for (const name of ['first', 'second']) {
@@ -420,10 +425,10 @@ describe('observer service on real Kafka, Schema Registry and Neo4j', () => {
     const groupId = `${outageRun}.observer`;
     const proxy = CuttableProxy.forUrl(infra.neo4jUrl, 7687);
     await proxy.open();
-    await ensureObserverTopics(kafka, outageTopics, PARTITIONS);
+    await withTestPlatform((platform) => ensureObserverTopics(platform, outageTopics, PARTITIONS));
     const runtime = await start(groupId, {
       topics: outageTopics,
-      neo4j: { url: `bolt://127.0.0.1:${proxy.port}` },
+      neo4jUrl: `bolt://127.0.0.1:${proxy.port}`,
     });
     const admin = kafka.admin();
     await admin.connect();

@@ -8,9 +8,8 @@ import {
   ensureObserverTopics,
   observerCodecs,
   prefixedObserverTopics,
-  startObserver,
-  type ObserverRuntime,
-} from '../../apps/observer/src/observer.runtime';
+  type RunningObserver,
+} from '../../apps/observer/src/observer.topology';
 import {
   createRecallStack,
   elasticsearchBackend,
@@ -20,7 +19,8 @@ import { prefixedRetrievalTopics } from '../../apps/retrieval/src/retrieval-topi
 import type { RunningRetrieval } from '../../apps/retrieval/src/retrieval.topology';
 import { startTestIndexer } from './support/retrieval-indexer';
 import { fileGotcha } from '@engram/app-retrieval/testing';
-import { testKafka, testRegistry } from './support/kafka-fixtures';
+import { testKafka, testRegistry, withTestPlatform } from './support/kafka-fixtures';
+import { startTestObserver } from './support/observer-service';
 import { eventually, uniqueName } from './support/unique';
 
 // Issue #20, staleness from the code itself, distributed (the servers): a CommitMade on the
@@ -88,7 +88,7 @@ describe('staleness from commits, distributed (Kafka, Schema Registry, Neo4j, El
   };
 
   let embedder: Embedder;
-  let observer: ObserverRuntime | undefined;
+  let observer: RunningObserver | undefined;
   let indexer: RunningRetrieval | undefined;
   let stack: RecallStack | undefined;
   const timings: string[] = [];
@@ -129,7 +129,7 @@ describe('staleness from commits, distributed (Kafka, Schema Registry, Neo4j, El
     const [loaded] = await Promise.all([
       OnnxMiniLmEmbedder.load(),
       log.connect(),
-      ensureObserverTopics(testKafka(), observerTopics, PARTITIONS),
+      withTestPlatform((platform) => ensureObserverTopics(platform, observerTopics, PARTITIONS)),
     ]);
     embedder = loaded;
     // Two memories, as the observer or distiller would have written them.
@@ -138,11 +138,8 @@ describe('staleness from commits, distributed (Kafka, Schema Registry, Neo4j, El
       { type: 'Memory', ...legacyMemory },
     ]);
     [observer, indexer] = await Promise.all([
-      startObserver({
+      startTestObserver({
         settings: observerSettings(),
-        brokers: infra.kafkaBrokers,
-        registryUrl: infra.registryUrl,
-        neo4j: { url: infra.neo4jUrl },
         topics: observerTopics,
         groupId: `${prefix}observer`,
         partitions: PARTITIONS,

@@ -26,8 +26,8 @@ import {
   type ReviewServer,
 } from '@engram/app-distiller';
 import {
-  startEmbeddedObserver,
-  type EmbeddedObserver,
+  startObserver,
+  type RunningObserver,
   prefixedObserverTopics,
   DEFAULT_OBSERVER_GROUP,
 } from '@engram/app-observer';
@@ -80,7 +80,7 @@ export interface EmbeddedServices {
   log: SqliteEventLog;
   graph: SqliteObserverGraph;
   segmenter: RunningSegmenter;
-  observer: EmbeddedObserver;
+  observer: RunningObserver;
   distiller: EmbeddedDistiller;
   /** The retrieval indexer into `retrieval.db`, and a RecallService on it. */
   retrieval: RetrievalWithRecall & { store: SqliteRetrievalStore };
@@ -123,8 +123,8 @@ export async function startEmbeddedServices(
     ...(segmentation.embed && { embed: segmentation.embed }),
     assessor: continuityAssessorOf(options.llm === undefined ? config.llm : options.llm),
   });
-  const observer = await startEmbeddedObserver({
-    log,
+  const observer = await startObserver({
+    platform,
     graph,
     settings,
     topics: prefixedObserverTopics(config.topicPrefix),

@@ -1,11 +1,14 @@
 // The observer's public entry (`@engram/app-observer`): what other apps (the `engram` CLI) may use.
 // Other apps import the observer only through this file (dependency-cruiser rule
 // apps-cross-import-public-entry); the modules of this app never import it (that would be a cycle).
-export {
-  ensureEmbeddedObserverTopics,
-  startEmbeddedObserver,
-  type EmbeddedObserver,
-} from './observer.embedded';
 export { ObserverModule } from './observer.module';
-export { DEFAULT_OBSERVER_GROUP, prefixedObserverTopics } from './observer.runtime';
+export {
+  DEFAULT_OBSERVER_GROUP,
+  ensureObserverTopics,
+  observerCodecs,
+  prefixedObserverTopics,
+  startObserver,
+  type ObserverOptions,
+  type RunningObserver,
+} from './observer.topology';
 export { DEFAULT_OBSERVER_TOPICS, ObserverStage } from './observer.stage';

@@ -5,3 +5,4 @@ export * from './observer-graph.cypher';
 export * from './graph-writer-driver';
 export * from './observer-graph-writer';
 export * from './co-access-neighbours';
+export * from './observer-graph-connection';

@@ -14,7 +14,7 @@ import {
 } from '@engram/kafka';
 import type { Admin } from 'kafkajs';
 import { ensureEmbeddedDistillerTopics, prefixedDistillerTopics } from '@engram/app-distiller';
-import { ensureEmbeddedObserverTopics, prefixedObserverTopics } from '@engram/app-observer';
+import { ensureObserverTopics, prefixedObserverTopics } from '@engram/app-observer';
 import { ensureSegmenterTopics, prefixedTopics } from '@engram/app-segmenter';
 import { embeddedDeadLetters, type DeadLetterStore } from '../dead-letters';
 import { kafkaDeadLetters } from '../dead-letters-kafka';
@@ -60,7 +60,7 @@ async function ensureEmbeddedServiceTopics(
   const partitions = config.segmenter.partitions;
   const platform = new EmbeddedStreamPlatform(log);
   await ensureSegmenterTopics(platform, prefixedTopics(config.topicPrefix), partitions);
-  ensureEmbeddedObserverTopics(log, prefixedObserverTopics(config.topicPrefix), partitions);
+  await ensureObserverTopics(platform, prefixedObserverTopics(config.topicPrefix), partitions);
   ensureEmbeddedDistillerTopics(log, prefixedDistillerTopics(config.topicPrefix), partitions);
 }
 

@@ -14,7 +14,7 @@ import {
   neighborsReport,
   type NeighborsReport,
 } from '../../../../apps/engram/src/commands/neighbors.command';
-import { prefixedObserverTopics } from '../../../../apps/observer/src/observer.runtime';
+import { prefixedObserverTopics } from '../../../../apps/observer/src/observer.topology';
 import { ObserverStage } from '../../../../apps/observer/src/observer.stage';
 import { toolCallEvents, type BenchCall, type BenchSession } from './sessions';
 

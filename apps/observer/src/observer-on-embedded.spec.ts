@@ -1,13 +1,22 @@
-// The observer's two stages, unchanged, on the embedded SQLite log and graph (SPEC §2).
+// The observer's topology on the embedded SQLite log and graph (SPEC §2).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LifecycleEvent, Memory, Typed } from '@engram/contracts';
-import { observerSettings, topNeighbours } from '@engram/core';
-import { SqliteEventLog, SqliteEventLogAdapter, SqliteObserverGraph } from '@engram/embedded';
+import { observerSettings, topNeighbours, type Synthesiser } from '@engram/core';
+import {
+  EmbeddedStreamPlatform,
+  SqliteEventLog,
+  SqliteEventLogAdapter,
+  SqliteObserverGraph,
+} from '@engram/embedded';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { observerCodecs } from './observer.runtime';
-import { startEmbeddedObserver, type EmbeddedObserver } from './observer.embedded';
+import {
+  observerCodecs,
+  startObserver,
+  type ObserverOptions,
+  type RunningObserver,
+} from './observer.topology';
 import { DEFAULT_OBSERVER_TOPICS } from './observer.stage';
 import {
   ACME,
@@ -64,7 +73,7 @@ async function until(check: () => boolean, timeoutMs = 20_000): Promise<void> {
 }
 
 /** Everything consumed, every lifecycle event applied, every project-work record committed. */
-const settled = (observer: EmbeddedObserver, events: number) =>
+const settled = (observer: RunningObserver, events: number) =>
   until(
     () =>
       observer.processor.counters.processed - observer.promotion.counters.committedWorks >=
@@ -92,13 +101,14 @@ describe('observer on the embedded log and graph', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const start = () =>
-    startEmbeddedObserver({
-      log,
+  const start = (providers: Pick<ObserverOptions, 'projectRootOf' | 'synthesiser'> = {}) =>
+    startObserver({
+      platform: new EmbeddedStreamPlatform(log),
       graph,
       settings,
       sweepIntervalMs: 20,
       retry: { initialMs: 5, maxMs: 50 },
+      ...providers,
     });
 
   /** The hook's events, as the spool publishes them: tool calls, then lifecycle. */
@@ -187,5 +197,45 @@ describe('observer on the embedded log and graph', () => {
     await observer.stop();
     expect(observer.stage.counters.workUnitOutcomes).toBe(SESSIONS);
     expect(log.endOffsets(DEFAULT_OBSERVER_TOPICS.memories)).toEqual(memoriesBefore);
+  });
+
+  it('should place absolute paths with projectRootOf and let a synthesiser write the texts, as distributed', async () => {
+    // The providers only the distributed wiring took before the one topology (issue #18).
+    const { calls, lifecycle, events } = recording();
+    const absolute = calls.map((session) =>
+      session.map((call) => ({ ...call, filePaths: call.filePaths.map((f) => `/work/api/${f}`) })),
+    );
+    const requests: string[] = [];
+    const synthesiser: Synthesiser = {
+      synthesise: (items) => {
+        requests.push(...items.map((item) => item.memoryType));
+        return Promise.resolve(
+          items.map((item) => ({ ...item.draft, content: `In short: ${item.draft.content}` })),
+        );
+      },
+    };
+    const roots: string[] = [];
+    const observer = await start({
+      projectRootOf: (tenantId, projectId) => {
+        roots.push(`${tenantId}|${projectId}`);
+        return '/work/api';
+      },
+      synthesiser,
+    });
+    await publish(absolute, lifecycle);
+    await settled(observer, events);
+    await observer.stop();
+
+    expect(new Set(roots)).toEqual(new Set([`${ACME.tenantId}|${ACME.projectId}`]));
+    // The graph of the relative paths: every absolute path placed under the root.
+    const neighbours = await graph.topCoAccessNeighbours({ ...ACME, path: TOKEN, k: 5 });
+    const expected = topNeighbours(coreStats(calls).coAccess, TOKEN, 5, settings);
+    expect(neighbours.map((n) => n.file)).toEqual(expected.map((n) => n.file));
+    expect(neighbours.length).toBeGreaterThan(0);
+    const promoted = memories();
+    expect(requests.length).toBeGreaterThan(0);
+    expect(promoted.length).toBeGreaterThan(0);
+    expect(promoted.every((m) => m.content.startsWith('In short: '))).toBe(true);
+    expect(promoted.flatMap((m) => m.relatedFiles).every((f) => !f.startsWith('/'))).toBe(true);
   });
 });
