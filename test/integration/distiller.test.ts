@@ -8,14 +8,14 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
-  DEFAULT_DISTILLER_GROUP,
   distillerCodecs,
-  ensureDistillerTopics,
   prefixedDistillerTopics,
-  startDistiller,
-  type DistillerRuntime,
-  type DistillerRuntimeOptions,
-} from '../../apps/distiller/src/distiller.runtime';
+} from '../../apps/distiller/src/distiller-topics';
+import {
+  DEFAULT_DISTILLER_GROUP,
+  type DistillerOptions,
+  type RunningDistiller,
+} from '../../apps/distiller/src/distiller.topology';
 import type { DistillerTopics } from '../../apps/distiller/src/distiller.stage';
 import {
   compactedSession,
@@ -35,6 +35,7 @@ import {
   testRegistry,
   topicSize,
 } from './support/kafka-fixtures';
+import { ensureDistillerTopicsOnKafka, startDistillerOnKafka } from './support/distiller-on-kafka';
 import { eventually, uniqueName } from './support/unique';
 import { freePort } from '../support/free-port';
 import { serviceProcess } from './support/service-process';
@@ -105,10 +106,8 @@ async function readMemories(topics: DistillerTopics, atLeast: number): Promise<M
   return Promise.all(messages.map((m) => registry.decode<Memory>(m.value)));
 }
 
-function options(prefix: string, overrides: Partial<DistillerRuntimeOptions> = {}) {
+function options(prefix: string, overrides: Partial<Omit<DistillerOptions, 'platform'>> = {}) {
   return {
-    brokers: inject('infra').kafkaBrokers,
-    registryUrl: inject('infra').registryUrl,
     topics: prefixedDistillerTopics(prefix),
     groupId: `${prefix}distiller`,
     partitions: PARTITIONS,
@@ -120,7 +119,7 @@ function options(prefix: string, overrides: Partial<DistillerRuntimeOptions> = {
 }
 
 /** Every published input event consumed and committed, and no trigger waiting. */
-async function settled(runtime: DistillerRuntime, events: number, distilled = 0): Promise<void> {
+async function settled(runtime: RunningDistiller, events: number, distilled = 0): Promise<void> {
   const { processor, stage } = runtime;
   await eventually(
     () =>
@@ -164,7 +163,7 @@ const finalVersions = (memories: readonly Memory[]) =>
   );
 
 /** Records a runtime wrote to the memory topic: the work states and the merge's joined memories. */
-const memoryRecords = ({ stage, merge }: DistillerRuntime) =>
+const memoryRecords = ({ stage, merge }: RunningDistiller) =>
   stage.counters.memories - stage.counters.candidates + merge.counters.written;
 
 /** At least one record per memory: what another run of the same input writes at the least. */
@@ -225,13 +224,13 @@ describe('distiller service on real Kafka', () => {
 
   beforeAll(async () => {
     const kafka = testKafka();
-    await ensureDistillerTopics(kafka, topics, PARTITIONS);
+    await ensureDistillerTopicsOnKafka(topics, PARTITIONS);
     events = await publish(kafka, topics, sessions);
   });
 
   it('should distil a recorded day into prioritised, provenanced memories on memory.memories.v1', async () => {
     const started = Date.now();
-    const runtime = await startDistiller(options(prefix));
+    const runtime = await startDistillerOnKafka(options(prefix));
     try {
       await settled(runtime, events);
       const seconds = (Date.now() - started) / 1000;
@@ -279,7 +278,7 @@ describe('distiller service on real Kafka', () => {
 
   it('should produce nothing new when the triggers are replayed from offset 0 by a new group', async () => {
     expect(reference.length).toBeGreaterThan(0);
-    const runtime = await startDistiller(options(prefix, { groupId: `${prefix}replay` }));
+    const runtime = await startDistillerOnKafka(options(prefix, { groupId: `${prefix}replay` }));
     try {
       await settled(runtime, events);
       expect(runtime.stage.counters.duplicates).toBe(distilled);
@@ -296,14 +295,14 @@ describe('distiller service on real Kafka', () => {
     const restartPrefix = `${uniqueName('it-dist-restart')}.`;
     const restartTopics = prefixedDistillerTopics(restartPrefix);
     const kafka = testKafka();
-    await ensureDistillerTopics(kafka, restartTopics, PARTITIONS);
+    await ensureDistillerTopicsOnKafka(restartTopics, PARTITIONS);
     // First half: every prompt and tool call, and the episode closes; the ends come later.
     let published = await publish(kafka, restartTopics, sessions, [
       'prompts',
       'toolCalls',
       'boundaries',
     ]);
-    const first = await startDistiller(options(restartPrefix));
+    const first = await startDistillerOnKafka(options(restartPrefix));
     try {
       await settled(first, published);
       expect(first.stage.openSessions).toBe(sessions.length);
@@ -311,7 +310,7 @@ describe('distiller service on real Kafka', () => {
       await first.stop();
     }
     published += await publish(kafka, restartTopics, sessions, ['lifecycle']);
-    const second = await startDistiller(options(restartPrefix));
+    const second = await startDistillerOnKafka(options(restartPrefix));
     try {
       // The restarted instance consumes only the lifecycle events: the sessions come back from
       // the changelog, else their ends and compaction would distil nothing.
@@ -328,14 +327,14 @@ describe('distiller service on real Kafka', () => {
     const txnPrefix = `${uniqueName('it-dist-txn')}.`;
     const txnTopics = prefixedDistillerTopics(txnPrefix);
     const kafka = testKafka();
-    await ensureDistillerTopics(kafka, txnTopics, PARTITIONS);
+    await ensureDistillerTopicsOnKafka(txnTopics, PARTITIONS);
     // As for a distiller that starts (or catches up) after the segmenter: the boundaries and the
     // commit markers after them are all on the log before the distiller reads a session's end,
     // which waits until the boundaries are consumed up to their end offset, past the marker.
     let published = await publish(kafka, txnTopics, sessions, ['prompts', 'toolCalls']);
     published += await publish(kafka, txnTopics, sessions, ['boundaries'], { inTransaction: true });
     published += await publish(kafka, txnTopics, sessions, ['lifecycle']);
-    const runtime = await startDistiller(options(txnPrefix));
+    const runtime = await startDistillerOnKafka(options(txnPrefix));
     try {
       await settled(runtime, published, DISTILLATIONS);
       await eventually(() => (runtime.stage.openSessions === 0 ? true : undefined));
@@ -349,7 +348,7 @@ describe('distiller service on real Kafka', () => {
     const badPrefix = `${uniqueName('it-dist-dlq')}.`;
     const badTopics = prefixedDistillerTopics(badPrefix);
     const kafka = testKafka();
-    await ensureDistillerTopics(kafka, badTopics, PARTITIONS);
+    await ensureDistillerTopicsOnKafka(badTopics, PARTITIONS);
     const session = shortSession(`${run}-dlq`, T0, { tenantId: 'acme', projectId: 'acme/dlq' });
     const producer = kafka.producer();
     await producer.connect();
@@ -359,7 +358,7 @@ describe('distiller service on real Kafka', () => {
     });
     await producer.disconnect();
     const published = await publish(kafka, badTopics, [session]);
-    const runtime = await startDistiller(options(badPrefix));
+    const runtime = await startDistillerOnKafka(options(badPrefix));
     try {
       await settled(runtime, published, 1);
       expect(runtime.processor.counters.deadLettered).toBe(1);
@@ -374,13 +373,13 @@ describe('distiller service on real Kafka', () => {
     const joinPrefix = `${uniqueName('it-dist-join')}.`;
     const joinTopics = prefixedDistillerTopics(joinPrefix);
     const kafka = testKafka();
-    await ensureDistillerTopics(kafka, joinTopics, PARTITIONS);
+    await ensureDistillerTopicsOnKafka(joinTopics, PARTITIONS);
     const codecs = distillerCodecs(joinTopics);
     const episode = { ...EVENT_FIXTURES.Episode, summary: null };
     const publisher = new EventPublisher(kafka, testRegistry());
     await publisher.connect();
     try {
-      const first = await startDistiller(options(joinPrefix));
+      const first = await startDistillerOnKafka(options(joinPrefix));
       try {
         await publisher.publish(codecs.episodes, [{ type: 'Episode', ...episode }]);
         // The episode's half waits in the join's changelog (before the fix it went to the
@@ -394,7 +393,7 @@ describe('distiller service on real Kafka', () => {
         await first.stop();
       }
       expect(await topicSize(kafka, joinTopics.changelog)).toBe(0);
-      const second = await startDistiller(options(joinPrefix));
+      const second = await startDistillerOnKafka(options(joinPrefix));
       try {
         const narrative = {
           eventId: '7d0e1b8a-2f4c-5a6b-9c8d-0e1f2a3b4c5d',
@@ -424,7 +423,7 @@ describe('distiller service on real Kafka', () => {
     const segPrefix = `${uniqueName('it-dist-seg')}.`;
     const segTopics = prefixedDistillerTopics(segPrefix);
     const kafka = testKafka();
-    await ensureDistillerTopics(kafka, segTopics, PARTITIONS);
+    await ensureDistillerTopicsOnKafka(segTopics, PARTITIONS);
     const segmenterPlatform = await testPlatform();
     const segmenter = await startSegmenter({
       platform: segmenterPlatform,
@@ -445,7 +444,7 @@ describe('distiller service on real Kafka', () => {
     });
     // The segmenter's sweep may close an episode as idle before the session ends: then no final
     // close comes, and the state goes after the grace (short here).
-    const distiller = await startDistiller(
+    const distiller = await startDistillerOnKafka(
       options(segPrefix, {
         settings: testDistillerSettings({ retention: { endGraceMs: 3_000, idleMs: 24 * HOUR } }),
       }),
@@ -546,7 +545,7 @@ describe('distiller service with an LLM (OpenAI-compatible wire format)', () => 
     const prefix = `${uniqueName('it-dist-llm')}.`;
     const topics = prefixedDistillerTopics(prefix);
     const kafka = testKafka();
-    await ensureDistillerTopics(kafka, topics, PARTITIONS);
+    await ensureDistillerTopicsOnKafka(topics, PARTITIONS);
     // The endpoint is down for the first calls (503), then recovers.
     server.next(
       { kind: 'status', status: 503, body: { error: { message: 'overloaded' } } },
@@ -554,7 +553,7 @@ describe('distiller service with an LLM (OpenAI-compatible wire format)', () => 
       { kind: 'status', status: 503, body: { error: { message: 'overloaded' } } },
     );
     const events = await publish(kafka, topics, sessions);
-    const runtime = await startDistiller(
+    const runtime = await startDistillerOnKafka(
       options(prefix, {
         llm: { baseUrl: server.baseUrl, model: MODEL, apiKey: 'sk-test', maxAttempts: 1 },
         // The chat endpoint counts the window distiller's calls only: the LLM reflector's daily
@@ -606,9 +605,9 @@ describe('distiller service under load and SIGKILL', () => {
     const prefix = `${uniqueName('it-dist-load')}.`;
     const topics = prefixedDistillerTopics(prefix);
     const kafka = testKafka();
-    await ensureDistillerTopics(kafka, topics, PARTITIONS);
+    await ensureDistillerTopicsOnKafka(topics, PARTITIONS);
     const events = await publish(kafka, topics, sessions);
-    const runtime = await startDistiller(options(prefix));
+    const runtime = await startDistillerOnKafka(options(prefix));
     const started = Date.now();
     try {
       await settled(runtime, events, DISTILLATIONS * COPIES);
@@ -634,7 +633,7 @@ describe('distiller service under load and SIGKILL', () => {
     const prefix = `${uniqueName('it-dist-kill')}.`;
     const topics = prefixedDistillerTopics(prefix);
     const kafka = testKafka();
-    await ensureDistillerTopics(kafka, topics, PARTITIONS);
+    await ensureDistillerTopicsOnKafka(topics, PARTITIONS);
     // The sessions in KILLS + 1 slices, one published before each round: every round has input
     // left, so every kill lands mid-stream (all at once, the first processes took most of it and
     // 3 or 4 kills happened). Each slice holds whole sessions.

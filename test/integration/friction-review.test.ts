@@ -20,7 +20,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   distillerCodecs,
   prefixedDistillerTopics,
-} from '../../apps/distiller/src/distiller.runtime';
+} from '../../apps/distiller/src/distiller-topics';
 import { ReviewDesk } from '../../apps/distiller/src/review/review-desk';
 import { kafkaFrictionReviewStore } from '../../apps/engram/src/commands/friction-review-kafka';
 import { closeFrictionLoop } from '../../apps/engram/src/commands/friction-review-loop';

@@ -9,11 +9,9 @@ import type { Kafka } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import {
   distillerCodecs,
-  ensureDistillerTopics,
   prefixedDistillerTopics,
-  startDistiller,
-  type DistillerRuntime,
-} from '../../apps/distiller/src/distiller.runtime';
+} from '../../apps/distiller/src/distiller-topics';
+import type { RunningDistiller } from '../../apps/distiller/src/distiller.topology';
 import type { DistillerTopics } from '../../apps/distiller/src/distiller.stage';
 import { ReviewDesk, ReviewRequestError } from '../../apps/distiller/src/review/review-desk';
 import { ReviewGrpcClient } from '../../apps/distiller/src/review/review.grpc-client';
@@ -27,6 +25,7 @@ import {
   type RecordedSession,
 } from '../../apps/distiller/src/testing/distiller-events';
 import { readAllCommitted, testKafka, testRegistry } from './support/kafka-fixtures';
+import { ensureDistillerTopicsOnKafka, startDistillerOnKafka } from './support/distiller-on-kafka';
 import { eventually, uniqueName } from './support/unique';
 import { freePort } from '../support/free-port';
 import { memoryMdReport } from '../../apps/engram/src/commands/memory-md.command';
@@ -76,17 +75,15 @@ describe('reflector and review API on real Kafka', () => {
   const codecs = distillerCodecs(topics);
   let now = MORNING;
   let events = 0;
-  let runtime: DistillerRuntime | undefined;
+  let runtime: RunningDistiller | undefined;
   let eventLog: KafkaEventLog;
   let server: ReviewServer;
   let client: ReviewGrpcClient;
   let created: Proposal[] = [];
 
   const start = () =>
-    startDistiller({
+    startDistillerOnKafka({
       settings: testDistillerSettings(),
-      brokers: inject('infra').kafkaBrokers,
-      registryUrl: inject('infra').registryUrl,
       topics,
       groupId: `${prefix}distiller`,
       partitions: PARTITIONS,
@@ -96,7 +93,7 @@ describe('reflector and review API on real Kafka', () => {
     });
 
   /** Every input consumed, every trigger distilled, every distillation at the reflector. */
-  const settled = async (distiller: DistillerRuntime, consumed: number) =>
+  const settled = async (distiller: RunningDistiller, consumed: number) =>
     eventually(
       () =>
         distiller.stage.counters.events >= consumed &&
@@ -110,7 +107,7 @@ describe('reflector and review API on real Kafka', () => {
 
   beforeAll(async () => {
     const kafka = testKafka();
-    await ensureDistillerTopics(kafka, topics, PARTITIONS);
+    await ensureDistillerTopicsOnKafka(topics, PARTITIONS);
     events = await publish(kafka, topics, sessions);
     eventLog = new KafkaEventLog(kafka, new AvroRegistry(inject('infra').registryUrl));
     await eventLog.connect();

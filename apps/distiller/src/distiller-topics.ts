@@ -1,111 +1,107 @@
-import { ensureTopics } from '@engram/kafka';
-import type { Kafka } from 'kafkajs';
-import type { DistillerTopics } from './distiller-stage-options';
+import type { ServiceTopology, StreamPlatform } from '@engram/core';
+import { codecOnTopic, contractCodec } from '@engram/kafka';
+import {
+  DEFAULT_DISTILLER_TOPICS,
+  type DistillerCodecs,
+  type DistillerTopics,
+} from './distiller-stage-options';
+import { narrativeCodec } from './episode-summary.stage';
+import { reflectorWorkCodec } from './reflector/reflector-work';
 
-// The distiller's topics on Kafka (the embedded log's are in distiller.embedded.ts).
+// The distiller's topics, their codecs and their partition layout, on either platform.
+
+export function distillerCodecs(topics: DistillerTopics): DistillerCodecs {
+  return {
+    prompts: codecOnTopic(contractCodec('agent.prompts.v1'), topics.prompts),
+    toolCalls: codecOnTopic(contractCodec('agent.tool-calls.v1'), topics.toolCalls),
+    lifecycle: codecOnTopic(contractCodec('agent.lifecycle.v1'), topics.lifecycle),
+    boundaries: codecOnTopic(contractCodec('memory.episode-boundaries.v1'), topics.boundaries),
+    memories: codecOnTopic(contractCodec('memory.memories.v1'), topics.memories),
+    memoryCandidates: codecOnTopic(contractCodec('memory.memories.v1'), topics.memoryCandidates),
+    episodes: codecOnTopic(contractCodec('memory.episodes.v1'), topics.episodes),
+    narratives: narrativeCodec(topics.narratives),
+    reflector: reflectorWorkCodec(topics.reflector),
+    proposals: codecOnTopic(contractCodec('memory.proposals.v1'), topics.proposals),
+  };
+}
+
+/** Prefixes every topic name (one cluster, several isolated installations or test runs). */
+export function prefixedDistillerTopics(prefix: string): DistillerTopics {
+  const prefixed = { ...DEFAULT_DISTILLER_TOPICS };
+  for (const name of Object.keys(prefixed) as (keyof DistillerTopics)[]) {
+    prefixed[name] = prefix + prefixed[name];
+  }
+  return prefixed;
+}
 
 /**
- * Creates the distiller's topics (idempotent). The inputs are shared with the segmenter and the
- * observer and may exist already; all four are keyed by sessionId and must have one partition
- * count, so a session's events, triggers and state share a partition number. The changelog takes
- * that count.
+ * The distiller's topics. The four inputs are keyed by sessionId (shared with the segmenter and
+ * the observer, which may have created them) and share one partition count; the own topics are
+ * created with it. Changelogs have no dead-letter topic.
+ */
+export function distillerTopics(topics: DistillerTopics): ServiceTopology['topics'] {
+  return {
+    inputs: [
+      { topic: topics.prompts },
+      { topic: topics.toolCalls },
+      { topic: topics.lifecycle },
+      { topic: topics.boundaries },
+    ],
+    own: [
+      { topic: topics.memories, compacted: true },
+      { topic: topics.changelog, compacted: true, withDeadLetter: false },
+      { topic: topics.episodes, compacted: true },
+      { topic: topics.narratives },
+      { topic: topics.summaryChangelog, compacted: true, withDeadLetter: false },
+      { topic: topics.reflector },
+      { topic: topics.reflectorChangelog, compacted: true, withDeadLetter: false },
+      { topic: topics.proposals, compacted: true },
+      { topic: topics.memoryCandidates },
+      { topic: topics.memoryMergeChangelog, compacted: true, withDeadLetter: false },
+    ],
+  };
+}
+
+/**
+ * Topics that must have the partition count of another: a record keyed like the other topic's
+ * lands in the same partition number. The narratives (keyed by episodeId) and the join's
+ * changelog follow the episodes; each stage's changelog follows the topic that keys the stage.
+ */
+function partitionedLike(topics: DistillerTopics): { like: string; topics: string[] }[] {
+  return [
+    { like: topics.episodes, topics: [topics.narratives, topics.summaryChangelog] },
+    { like: topics.reflector, topics: [topics.reflectorChangelog] },
+    { like: topics.memoryCandidates, topics: [topics.memoryMergeChangelog] },
+  ];
+}
+
+/**
+ * Creates the distiller's topics (idempotent): the inputs with `partitions` when missing, the own
+ * topics with the inputs' count, the followers of `partitionedLike` with their leader's count.
+ * Refuses (MisconfigurationError, naming the counts) inputs that are not co-partitioned and a
+ * follower that exists with another count than its leader. Returns the inputs' count.
  */
 export async function ensureDistillerTopics(
-  kafka: Kafka,
+  platform: StreamPlatform,
   topics: DistillerTopics,
   partitions: number,
 ): Promise<number> {
-  const inputs = [topics.prompts, topics.toolCalls, topics.lifecycle, topics.boundaries];
-  await ensureTopics(kafka, [
-    ...inputs.map((topic) => ({ topic, partitions })),
-    { topic: topics.memories, partitions, compacted: true },
-  ]);
-  const counts = await partitionCounts(kafka, inputs);
-  const count = counts.get(topics.prompts)!;
-  if ([...counts.values()].some((n) => n !== count)) {
-    const listed = [...counts].map(([name, n]) => `${name}: ${n}`).join(', ');
-    throw new Error(
-      `the distiller needs its inputs co-partitioned (one partition count, keyed by sessionId); ${listed}`,
+  const { inputs, own } = distillerTopics(topics);
+  await platform.ensureTopics(inputs, partitions);
+  const count = await platform.partitionCount(inputs.map(({ topic }) => topic));
+  const groups = partitionedLike(topics);
+  const followers = new Set(groups.flatMap((group) => group.topics));
+  await platform.ensureTopics(
+    own.filter(({ topic }) => !followers.has(topic)),
+    count,
+  );
+  for (const group of groups) {
+    const leaderCount = await platform.partitionCount([group.like]);
+    await platform.ensureTopics(
+      own.filter(({ topic }) => group.topics.includes(topic)),
+      leaderCount,
     );
+    await platform.partitionCount([group.like, ...group.topics]);
   }
-  await ensureTopics(kafka, [
-    { topic: topics.changelog, partitions: count, compacted: true, withDeadLetter: false },
-    { topic: topics.episodes, partitions: count, compacted: true },
-  ]);
-  await ensureEpisodeJoinTopics(kafka, topics);
-  await ensureReflectorTopics(kafka, topics, count);
-  await ensureMemoryMergeTopics(kafka, topics, count);
   return count;
-}
-
-/**
- * The reflector's work topic (keyed by project) and its changelog share one partition count: a
- * project's state is written to the partition number of its work.
- */
-async function ensureReflectorTopics(
-  kafka: Kafka,
-  topics: DistillerTopics,
-  partitions: number,
-): Promise<void> {
-  await ensureTopics(kafka, [
-    { topic: topics.reflector, partitions },
-    { topic: topics.reflectorChangelog, partitions, compacted: true, withDeadLetter: false },
-    { topic: topics.proposals, partitions, compacted: true },
-  ]);
-  const counts = await partitionCounts(kafka, [topics.reflector, topics.reflectorChangelog]);
-  if (counts.get(topics.reflector) !== counts.get(topics.reflectorChangelog)) {
-    throw new Error(
-      `${topics.reflector} and ${topics.reflectorChangelog} need one partition count`,
-    );
-  }
-}
-
-/**
- * The narratives topic and the join's changelog take the episodes topic's partition count: a
- * narrative keyed by episodeId lands in the partition number of its episode.
- */
-async function ensureEpisodeJoinTopics(kafka: Kafka, topics: DistillerTopics): Promise<void> {
-  const counts = await partitionCounts(kafka, [topics.episodes]);
-  const count = counts.get(topics.episodes)!;
-  await ensureTopics(kafka, [
-    { topic: topics.narratives, partitions: count },
-    { topic: topics.summaryChangelog, partitions: count, compacted: true, withDeadLetter: false },
-  ]);
-  const joined = await partitionCounts(kafka, [topics.narratives, topics.summaryChangelog]);
-  if ([...joined.values()].some((n) => n !== count)) {
-    throw new Error(
-      `${topics.narratives} and ${topics.summaryChangelog} need the ${count} partitions of ${topics.episodes}`,
-    );
-  }
-}
-
-async function partitionCounts(kafka: Kafka, names: string[]): Promise<Map<string, number>> {
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
-    const { topics } = await admin.fetchTopicMetadata({ topics: names });
-    return new Map(topics.map((topic) => [topic.name, topic.partitions.length]));
-  } finally {
-    await admin.disconnect();
-  }
-}
-
-/**
- * The memory candidates (keyed by memoryId) and the merge's changelog share one partition count:
- * a memory's joined state is written to the partition number of its candidates.
- */
-async function ensureMemoryMergeTopics(
-  kafka: Kafka,
-  topics: DistillerTopics,
-  partitions: number,
-): Promise<void> {
-  await ensureTopics(kafka, [
-    { topic: topics.memoryCandidates, partitions },
-    { topic: topics.memoryMergeChangelog, partitions, compacted: true, withDeadLetter: false },
-  ]);
-  const names = [topics.memoryCandidates, topics.memoryMergeChangelog];
-  const counts = await partitionCounts(kafka, names);
-  if (counts.get(names[0]) !== counts.get(names[1])) {
-    throw new Error(`${names[0]} and ${names[1]} need one partition count`);
-  }
 }

@@ -9,8 +9,8 @@ import { segmenterSettings } from '@engram/core';
 import { EmbeddedStreamPlatform, SqliteEventLog, SqliteEventLogAdapter } from '@engram/embedded';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { startSegmenter as startSegmenterOn, type RunningSegmenter } from '@engram/app-segmenter';
-import { startEmbeddedDistiller, type EmbeddedDistiller } from './distiller.embedded';
-import { distillerCodecs } from './distiller.runtime';
+import { startDistiller as startDistillerOn, type RunningDistiller } from './distiller.topology';
+import { distillerCodecs } from './distiller-topics';
 import { DEFAULT_DISTILLER_TOPICS } from './distiller.stage';
 import { DISTILLER_AGENT_ID } from './episode-summary.stage';
 import { debuggingSession, type RecordedSession } from './testing/distiller-events';
@@ -49,7 +49,7 @@ async function publish(port: SqliteEventLogAdapter, session: RecordedSession): P
   return events.length;
 }
 
-const groupsOf = (segmenter: RunningSegmenter, distiller: EmbeddedDistiller) => [
+const groupsOf = (segmenter: RunningSegmenter, distiller: RunningDistiller) => [
   { groupId: segmenter.groupId, topics: segmenter.inputs },
   { groupId: distiller.groupId, topics: [...distiller.inputs, ...distiller.internal] },
 ];
@@ -81,8 +81,8 @@ describe('distiller on the embedded log', () => {
     });
   // No `llm`: the extractive distiller, which needs no model and no network.
   const startDistiller = () =>
-    startEmbeddedDistiller({
-      log,
+    startDistillerOn({
+      platform: new EmbeddedStreamPlatform(log),
       sweepIntervalMs: 20,
       retry,
       settings: testDistillerSettings(),

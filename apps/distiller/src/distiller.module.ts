@@ -1,5 +1,5 @@
 import { ConfigModule, ENGRAM_CONFIG, grpcTokensOf, type EngramConfig } from '@engram/config';
-import { AvroRegistry, KafkaEventLog } from '@engram/kafka';
+import { KafkaPlatformModule, SharedKafkaPlatform } from '@engram/kafka';
 import {
   Inject,
   Injectable,
@@ -8,29 +8,32 @@ import {
   type OnApplicationBootstrap,
   type OnApplicationShutdown,
 } from '@nestjs/common';
+import { prefixedDistillerTopics } from './distiller-topics';
 import {
   DEFAULT_DISTILLER_GROUP,
-  distillerCodecs,
-  prefixedDistillerTopics,
   startDistiller,
-  type DistillerRuntime,
-} from './distiller.runtime';
-import { ReviewDesk } from './review/review-desk';
-import { startReviewServer, type ReviewServer } from './review/review.server';
+  type RunningDistiller,
+} from './distiller.topology';
+import { startDistillerReview, type ReviewServer } from './review/review.server';
 
 /**
- * Runs the distiller (distillation, the memory merge, episode summaries, the reflector) for the
- * life of the Nest application, and serves the review API (engram.review.v1) beside it; stops
- * both (drain, commit) on shutdown.
+ * Runs the distiller (distillation, the memory merge, episode summaries, the reflector) on Kafka
+ * for the life of the Nest application (distributed mode; embedded mode runs the same topology on
+ * the SQLite log), and serves the review API (engram.review.v1) beside it; stops both (drain,
+ * commit) on shutdown.
  */
 @Injectable()
 export class DistillerService implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger(DistillerService.name);
-  private runtime?: DistillerRuntime;
-  private reviewLog?: KafkaEventLog;
+  private runtime?: RunningDistiller;
   private review?: ReviewServer;
+  /** Whether this service holds the shared platform (acquired, not yet released). */
+  private holdsPlatform = false;
 
-  constructor(@Inject(ENGRAM_CONFIG) private readonly config: EngramConfig) {}
+  constructor(
+    private readonly platforms: SharedKafkaPlatform,
+    @Inject(ENGRAM_CONFIG) private readonly config: EngramConfig,
+  ) {}
 
   async onApplicationBootstrap(): Promise<void> {
     const config = this.config;
@@ -41,37 +44,48 @@ export class DistillerService implements OnApplicationBootstrap, OnApplicationSh
     // reflects extractively); its own: the review API's address and the reflection hour.
     const groupId = config.topicPrefix + DEFAULT_DISTILLER_GROUP;
     const topics = prefixedDistillerTopics(config.topicPrefix);
-    this.runtime = await startDistiller({
-      brokers: config.kafka.brokers,
-      registryUrl: config.schemaRegistry.url,
-      topics,
-      groupId,
-      partitions: config.inputs.partitions,
-      retry: config.retry,
-      sessionTimeoutMs: config.kafka.sessionTimeoutMs,
-      llm: config.llm,
-      settings: { ...config.distiller, prompts: config.segmenter.settings },
-      reflector: { scheduledHourUtc: config.distiller.reflectionHourUtc },
-    });
-    this.reviewLog = new KafkaEventLog(
-      this.runtime.kafka,
-      new AvroRegistry(config.schemaRegistry.url),
-    );
-    await this.reviewLog.connect();
-    this.review = await startReviewServer({
-      desk: new ReviewDesk(this.reviewLog, distillerCodecs(topics)),
-      url: config.distiller.reviewGrpcUrl,
-      tokens,
-    });
+    const platform = await this.platforms.acquire();
+    this.holdsPlatform = true;
+    try {
+      this.runtime = await startDistiller({
+        platform,
+        topics,
+        groupId,
+        partitions: config.inputs.partitions,
+        retry: config.retry,
+        llm: config.llm,
+        settings: { ...config.distiller, prompts: config.segmenter.settings },
+        reflector: { scheduledHourUtc: config.distiller.reflectionHourUtc },
+      });
+      this.review = await startDistillerReview(platform, topics, {
+        url: config.distiller.reviewGrpcUrl,
+        tokens,
+      });
+    } catch (error) {
+      await this.stop();
+      throw error;
+    }
     this.logger.log(`distiller running (group ${groupId}), review API on ${this.review.url}`);
   }
 
   async onApplicationShutdown(): Promise<void> {
+    await this.stop();
+  }
+
+  /** The review server, then the processor (drain, commit); the platform is released last. */
+  private async stop(): Promise<void> {
     await this.review?.stop();
-    await this.reviewLog?.disconnect();
+    this.review = undefined;
     await this.runtime?.stop();
+    this.runtime = undefined;
+    if (!this.holdsPlatform) return;
+    this.holdsPlatform = false;
+    await this.platforms.release();
   }
 }
 
-@Module({ imports: [ConfigModule], providers: [DistillerService] })
+@Module({
+  imports: [ConfigModule, KafkaPlatformModule],
+  providers: [DistillerService],
+})
 export class DistillerModule {}

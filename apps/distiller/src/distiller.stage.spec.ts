@@ -7,7 +7,7 @@ import {
 } from '@engram/core';
 import type { AnyStageOutput, Delivered } from '@engram/kafka';
 import { describe, expect, it } from 'vitest';
-import { distillerCodecs } from './distiller.runtime';
+import { distillerCodecs } from './distiller-topics';
 import { DEFAULT_DISTILLER_TOPICS, DistillerStage } from './distiller.stage';
 import type { ReflectorWork } from './reflector/reflector-work';
 import {

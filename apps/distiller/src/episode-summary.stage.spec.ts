@@ -1,7 +1,7 @@
 import type { Typed } from '@engram/contracts';
 import type { AnyStageOutput, Delivered } from '@engram/kafka';
 import { describe, expect, it } from 'vitest';
-import { distillerCodecs } from './distiller.runtime';
+import { distillerCodecs } from './distiller-topics';
 import { DEFAULT_DISTILLER_TOPICS } from './distiller.stage';
 import { EpisodeSummaryStage, type EpisodeNarrative } from './episode-summary.stage';
 

@@ -2,17 +2,19 @@
 // use; test helpers are in `@engram/app-distiller/testing`. Other apps import the distiller only
 // through these files (dependency-cruiser rule apps-cross-import-public-entry); the modules of this
 // app never import them (that would be a cycle).
-export {
-  ensureEmbeddedDistillerTopics,
-  startEmbeddedDistiller,
-  type EmbeddedDistiller,
-} from './distiller.embedded';
+export { type DistillerLlm } from './distiller-llm';
 export { DistillerModule } from './distiller.module';
 export {
-  DEFAULT_DISTILLER_GROUP,
   distillerCodecs,
+  ensureDistillerTopics,
   prefixedDistillerTopics,
-} from './distiller.runtime';
+} from './distiller-topics';
+export {
+  DEFAULT_DISTILLER_GROUP,
+  startDistiller,
+  type DistillerOptions,
+  type RunningDistiller,
+} from './distiller.topology';
 export { DEFAULT_DISTILLER_TOPICS, type DistillerSettings } from './distiller.stage';
 export {
   ReviewDesk,
@@ -23,4 +25,4 @@ export {
 } from './review/review-desk';
 export { proposalMessage, type ProposalMessage } from './review/review-proto';
 export { ReviewGrpcClient } from './review/review.grpc-client';
-export { startReviewServer, type ReviewServer } from './review/review.server';
+export { startDistillerReview, startReviewServer, type ReviewServer } from './review/review.server';

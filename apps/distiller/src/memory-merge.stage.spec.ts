@@ -12,7 +12,7 @@ import {
 } from '@engram/core';
 import type { AnyStageOutput, Delivered, RawStageOutput } from '@engram/kafka';
 import { describe, expect, it } from 'vitest';
-import { distillerCodecs } from './distiller.runtime';
+import { distillerCodecs } from './distiller-topics';
 import { DEFAULT_DISTILLER_TOPICS } from './distiller.stage';
 import { MemoryMergeStage } from './memory-merge.stage';
 import { debuggingSession } from './testing/distiller-events';

@@ -11,18 +11,15 @@ import { Logger } from '@nestjs/common';
 import {
   EmbeddedStreamPlatform,
   SqliteEventLog,
-  SqliteEventLogAdapter,
   SqliteObserverGraph,
   SqliteRetrievalStore,
 } from '@engram/embedded';
 import {
-  startEmbeddedDistiller,
-  type EmbeddedDistiller,
+  startDistiller,
+  type RunningDistiller,
   DEFAULT_DISTILLER_GROUP,
-  distillerCodecs,
   prefixedDistillerTopics,
-  ReviewDesk,
-  startReviewServer,
+  startDistillerReview,
   type ReviewServer,
 } from '@engram/app-distiller';
 import {
@@ -81,7 +78,7 @@ export interface EmbeddedServices {
   graph: SqliteObserverGraph;
   segmenter: RunningSegmenter;
   observer: RunningObserver;
-  distiller: EmbeddedDistiller;
+  distiller: RunningDistiller;
   /** The retrieval indexer into `retrieval.db`, and a RecallService on it. */
   retrieval: RetrievalWithRecall & { store: SqliteRetrievalStore };
   /** The review API, when `review` was given. */
@@ -134,8 +131,8 @@ export async function startEmbeddedServices(
     retry: config.retry,
     ...(embedder !== LEXICAL_ONLY_EMBEDDER && { embedder }),
   });
-  const distiller = await startEmbeddedDistiller({
-    log,
+  const distiller = await startDistiller({
+    platform,
     topics: prefixedDistillerTopics(config.topicPrefix),
     groupId: config.topicPrefix + DEFAULT_DISTILLER_GROUP,
     partitions: config.inputs.partitions,
@@ -173,7 +170,11 @@ export async function startEmbeddedServices(
   let review: ReviewServer | null = null;
   if (options.review) {
     try {
-      review = await serveEmbeddedReview(log, config, options.review);
+      review = await startDistillerReview(
+        platform,
+        prefixedDistillerTopics(config.topicPrefix),
+        options.review,
+      );
     } catch (error) {
       await stopServices();
       throw error;
@@ -196,24 +197,6 @@ export async function startEmbeddedServices(
       await stopServices();
     },
   };
-}
-
-/**
- * engram.review.v1 on the embedded log: the distributed distiller's server (startReviewServer:
- * same tokens and roles, loopback only without tokens) around a ReviewDesk on the SQLite log;
- * the distiller running in this process records its decisions.
- */
-function serveEmbeddedReview(
-  log: SqliteEventLog,
-  config: EngramConfig,
-  review: { url: string; tokens: TenantTokens | null },
-): Promise<ReviewServer> {
-  const codecs = distillerCodecs(prefixedDistillerTopics(config.topicPrefix));
-  return startReviewServer({
-    desk: new ReviewDesk(new SqliteEventLogAdapter(log), codecs),
-    url: review.url,
-    tokens: review.tokens,
-  });
 }
 
 /**

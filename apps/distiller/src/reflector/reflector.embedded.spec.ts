@@ -6,14 +6,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Memory, Proposal } from '@engram/contracts';
 import { MS_PER_DAY } from '@engram/core';
-import { SqliteEventLog, SqliteEventLogAdapter } from '@engram/embedded';
+import { EmbeddedStreamPlatform, SqliteEventLog, SqliteEventLogAdapter } from '@engram/embedded';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   REFLECT_AT,
   weekOfDistillations,
 } from '../../../../libs/core/src/distillation/testing/reflector-fixtures';
-import { startEmbeddedDistiller, type EmbeddedDistiller } from '../distiller.embedded';
-import { distillerCodecs } from '../distiller.runtime';
+import { startDistiller, type RunningDistiller } from '../distiller.topology';
+import { distillerCodecs } from '../distiller-topics';
 import { DEFAULT_DISTILLER_TOPICS } from '../distiller.stage';
 import { ReviewDesk, ReviewRequestError } from '../review/review-desk';
 import { until } from '../testing/embedded-waits';
@@ -28,7 +28,7 @@ describe('the reflector on the embedded log', () => {
   let log: SqliteEventLog;
   let port: SqliteEventLogAdapter;
   let now: number;
-  let distiller: EmbeddedDistiller | undefined;
+  let distiller: RunningDistiller | undefined;
 
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'engram-reflector-'));
@@ -47,9 +47,9 @@ describe('the reflector on the embedded log', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const start = async (): Promise<EmbeddedDistiller> => {
-    distiller = await startEmbeddedDistiller({
-      log,
+  const start = async (): Promise<RunningDistiller> => {
+    distiller = await startDistiller({
+      platform: new EmbeddedStreamPlatform(log),
       settings: testDistillerSettings(),
       sweepIntervalMs: 20,
       retry: { initialMs: 5, maxMs: 50 },

@@ -5,14 +5,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { tenantTokens } from '@engram/core';
 import { join } from 'node:path';
-import { SqliteEventLog, SqliteEventLogAdapter } from '@engram/embedded';
+import { EmbeddedStreamPlatform, SqliteEventLog, SqliteEventLogAdapter } from '@engram/embedded';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   REFLECT_AT,
   weekOfDistillations,
 } from '../../../../libs/core/src/distillation/testing/reflector-fixtures';
-import { startEmbeddedDistiller, type EmbeddedDistiller } from '../distiller.embedded';
-import { distillerCodecs } from '../distiller.runtime';
+import { startDistiller, type RunningDistiller } from '../distiller.topology';
+import { distillerCodecs } from '../distiller-topics';
 import { DEFAULT_DISTILLER_TOPICS } from '../distiller.stage';
 import { distillationWork } from '../reflector/reflector-work';
 import { ReviewDesk } from './review-desk';
@@ -26,7 +26,7 @@ const CODECS = distillerCodecs(DEFAULT_DISTILLER_TOPICS);
 describe('the review API over gRPC', () => {
   let dir: string;
   let log: SqliteEventLog;
-  let distiller: EmbeddedDistiller;
+  let distiller: RunningDistiller;
   let server: ReviewServer;
   let url: string;
   const clients: ReviewGrpcClient[] = [];
@@ -40,8 +40,8 @@ describe('the review API over gRPC', () => {
     vi.stubGlobal('fetch', () => Promise.reject(new Error('no network')));
     dir = mkdtempSync(join(tmpdir(), 'engram-review-grpc-'));
     log = SqliteEventLog.open({ dataDir: dir });
-    distiller = await startEmbeddedDistiller({
-      log,
+    distiller = await startDistiller({
+      platform: new EmbeddedStreamPlatform(log),
       settings: testDistillerSettings(),
       sweepIntervalMs: 20,
       retry: { initialMs: 5, maxMs: 50 },

@@ -1,4 +1,4 @@
-import { assertServable, type TenantTokens } from '@engram/core';
+import { assertServable, type StreamPlatform, type TenantTokens } from '@engram/core';
 import {
   Logger,
   Module,
@@ -9,6 +9,8 @@ import {
 import { NestFactory } from '@nestjs/core';
 import { Transport, type MicroserviceOptions } from '@nestjs/microservices';
 import { addHealthAndReflection, listenOrExplain } from '@engram/grpc';
+import { distillerCodecs } from '../distiller-topics';
+import type { DistillerTopics } from '../distiller-stage-options';
 import { ReviewDesk } from './review-desk';
 import { REVIEW_TENANT_TOKENS, ReviewGrpcController } from './review.grpc.controller';
 import { REVIEW_PROTO_LOADER_OPTIONS, REVIEW_PROTO_PACKAGE, reviewProtoPath } from './review-proto';
@@ -68,4 +70,17 @@ export async function startReviewServer(options: ReviewServerOptions): Promise<R
   await listenOrExplain(app, options.url, 'ENGRAM_REVIEW_GRPC_URL');
   new Logger('ReviewServer').log(`engram.review.v1 on ${options.url}`);
   return { app, url: options.url, stop: () => app.close() };
+}
+
+/**
+ * engram.review.v1 beside the distiller, on the platform it runs on (either mode): a ReviewDesk
+ * on the platform's event log records the decisions the distiller's reflector consumes.
+ */
+export async function startDistillerReview(
+  platform: StreamPlatform,
+  topics: DistillerTopics,
+  options: Omit<ReviewServerOptions, 'desk'>,
+): Promise<ReviewServer> {
+  const desk = new ReviewDesk(await platform.eventLog(), distillerCodecs(topics));
+  return startReviewServer({ ...options, desk });
 }

@@ -148,7 +148,7 @@ export async function reviewFrictionReport(
   // Kafka's client is loaded only when the report runs on the servers.
   const store = options.distributed
     ? await (await import('./friction-review-kafka')).kafkaFrictionReviewStore(config)
-    : embeddedFrictionReviewStore(options.dataDir, config);
+    : await embeddedFrictionReviewStore(options.dataDir, config);
   try {
     const loop = await closeFrictionLoop(report, store, { now: Date.now(), reportOver, settings });
     const recurred = loop.recurrence.filter((r) => r.recurred).length;

@@ -1,10 +1,10 @@
 import type { EngramConfig } from '@engram/config';
 import type { Typed } from '@engram/contracts';
 import type { EventLogPort, TopicCodec } from '@engram/core';
-import { SqliteEventLog, SqliteEventLogAdapter } from '@engram/embedded';
+import { EmbeddedStreamPlatform, SqliteEventLog } from '@engram/embedded';
 import {
   distillerCodecs,
-  ensureEmbeddedDistillerTopics,
+  ensureDistillerTopics,
   prefixedDistillerTopics,
 } from '@engram/app-distiller';
 
@@ -16,15 +16,21 @@ export interface FrictionReviewStore {
 }
 
 /** The data directory's log, with the distiller's topics as `engram start` creates them. */
-export function embeddedFrictionReviewStore(
+export async function embeddedFrictionReviewStore(
   dataDir: string,
   config: Pick<EngramConfig, 'topicPrefix' | 'segmenter'>,
-): FrictionReviewStore {
+): Promise<FrictionReviewStore> {
   const log = SqliteEventLog.open({ dataDir });
+  const platform = new EmbeddedStreamPlatform(log);
   const topics = prefixedDistillerTopics(config.topicPrefix);
-  ensureEmbeddedDistillerTopics(log, topics, config.segmenter.partitions);
+  try {
+    await ensureDistillerTopics(platform, topics, config.segmenter.partitions);
+  } catch (error) {
+    log.close();
+    throw error;
+  }
   return {
-    port: new SqliteEventLogAdapter(log),
+    port: await platform.eventLog(),
     proposals: distillerCodecs(topics).proposals,
     close: () => Promise.resolve(log.close()),
   };

@@ -13,7 +13,7 @@ import {
   type TopicCodec,
 } from '@engram/kafka';
 import type { Admin } from 'kafkajs';
-import { ensureEmbeddedDistillerTopics, prefixedDistillerTopics } from '@engram/app-distiller';
+import { ensureDistillerTopics, prefixedDistillerTopics } from '@engram/app-distiller';
 import { ensureObserverTopics, prefixedObserverTopics } from '@engram/app-observer';
 import { ensureSegmenterTopics, prefixedTopics } from '@engram/app-segmenter';
 import { embeddedDeadLetters, type DeadLetterStore } from '../dead-letters';
@@ -61,7 +61,7 @@ async function ensureEmbeddedServiceTopics(
   const platform = new EmbeddedStreamPlatform(log);
   await ensureSegmenterTopics(platform, prefixedTopics(config.topicPrefix), partitions);
   await ensureObserverTopics(platform, prefixedObserverTopics(config.topicPrefix), partitions);
-  ensureEmbeddedDistillerTopics(log, prefixedDistillerTopics(config.topicPrefix), partitions);
+  await ensureDistillerTopics(platform, prefixedDistillerTopics(config.topicPrefix), partitions);
 }
 
 export async function embeddedTarget(config: EngramConfig, dataDir: string): Promise<ReplayTarget> {

@@ -6,11 +6,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Proposal } from '@engram/contracts';
-import { SqliteEventLog, SqliteEventLogAdapter } from '@engram/embedded';
+import { EmbeddedStreamPlatform, SqliteEventLog, SqliteEventLogAdapter } from '@engram/embedded';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
-  startEmbeddedDistiller,
-  type EmbeddedDistiller,
+  startDistiller,
+  type RunningDistiller,
   distillerCodecs,
   DEFAULT_DISTILLER_TOPICS,
   ReviewDesk,
@@ -52,7 +52,7 @@ async function publish(port: SqliteEventLogAdapter, sessions: RecordedSession[])
 describe('engram review and engram memory-md (embedded)', () => {
   let dir: string;
   let log: SqliteEventLog;
-  let distiller: EmbeddedDistiller;
+  let distiller: RunningDistiller;
   let now = MORNING;
   let reflectionsBeforeTheHour = -1;
 
@@ -60,8 +60,8 @@ describe('engram review and engram memory-md (embedded)', () => {
     vi.stubGlobal('fetch', () => Promise.reject(new Error('no network in embedded mode')));
     dir = mkdtempSync(join(tmpdir(), 'engram-review-'));
     log = SqliteEventLog.open({ dataDir: dir });
-    distiller = await startEmbeddedDistiller({
-      log,
+    distiller = await startDistiller({
+      platform: new EmbeddedStreamPlatform(log),
       settings: testDistillerSettings(),
       sweepIntervalMs: 20,
       retry: { initialMs: 5, maxMs: 50 },
