@@ -323,7 +323,13 @@ export function serviceGroups(config: EngramConfig): WaitGroup[] {
     },
     {
       groupId: config.topicPrefix + DEFAULT_INDEXER_GROUP_ID,
-      topics: prefixed('agent.prompts.v1', 'memory.episodes.v1', 'memory.memories.v1'),
+      // Its one topology consumes the tool calls too, in both modes (distributed: their index).
+      topics: prefixed(
+        'agent.prompts.v1',
+        'agent.tool-calls.v1',
+        'memory.episodes.v1',
+        'memory.memories.v1',
+      ),
     },
   ];
 }
