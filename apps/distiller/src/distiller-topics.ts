@@ -76,8 +76,9 @@ function partitionedLike(topics: DistillerTopics): { like: string; topics: strin
 }
 
 /**
- * Creates the distiller's topics (idempotent): the inputs with `partitions` when missing, the own
- * topics with the inputs' count, the followers of `partitionedLike` with their leader's count.
+ * Creates the distiller's topics (idempotent): the prompts topic with `partitions` when missing,
+ * the other inputs with its count, the own topics with the inputs' count, the followers of
+ * `partitionedLike` with their leader's count.
  * Refuses (MisconfigurationError, naming the counts) inputs that are not co-partitioned and a
  * follower that exists with another count than its leader. Returns the inputs' count.
  */
@@ -87,7 +88,10 @@ export async function ensureDistillerTopics(
   partitions: number,
 ): Promise<number> {
   const { inputs, own } = distillerTopics(topics);
-  await platform.ensureTopics(inputs, partitions);
+  // Missing inputs take the prompts topic's count when it exists, so they stay co-partitioned
+  // with it whatever `partitions` says.
+  await platform.ensureTopics(inputs.slice(0, 1), partitions);
+  await platform.ensureTopics(inputs, await platform.partitionCount([topics.prompts]));
   const count = await platform.partitionCount(inputs.map(({ topic }) => topic));
   const groups = partitionedLike(topics);
   const followers = new Set(groups.flatMap((group) => group.topics));
