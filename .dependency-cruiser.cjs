@@ -167,6 +167,21 @@ module.exports = {
       },
     },
     {
+      name: 'topology-mode-neutral',
+      severity: 'error',
+      comment:
+        'A service topology (apps/<app>/src/*.topology.ts) is defined once for both modes: the ' +
+        'stream platform, stores, graph and clients are providers its caller passes. It must not ' +
+        'import an adapter lib (@engram/kafka, -embedded, -elasticsearch, -neo4j) or a driver.',
+      from: { path: '^apps/[^/]+/src/.+[.]topology[.]ts$' },
+      to: {
+        path: [
+          '^libs/(kafka|embedded|elasticsearch|neo4j)/',
+          npmPackage([...DISTRIBUTED_DRIVERS, 'better-sqlite3']),
+        ],
+      },
+    },
+    {
       name: 'apps-cross-import-through-alias',
       severity: 'error',
       comment:

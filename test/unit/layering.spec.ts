@@ -104,6 +104,12 @@ describe('layering rules on deliberate violations (test/fixtures/layering)', () 
     );
   });
 
+  it('should report a service topology importing an adapter lib (it must take providers)', () => {
+    expect(violations).toContain(
+      'topology-mode-neutral: apps/observer/src/observer.topology.ts → libs/kafka/src/uses-app.ts',
+    );
+  });
+
   it("should report an app importing another app's internals by a relative path", () => {
     expect(violations).toContain(
       'apps-cross-import-through-alias: apps/engram/src/cli.ts → apps/segmenter/src/stage.ts',
@@ -117,7 +123,7 @@ describe('layering rules on deliberate violations (test/fixtures/layering)', () 
     expect(violations.filter((v) => v.includes('pure.ts →') || v.includes('schema.ts'))).toEqual(
       [],
     );
-    expect(violations).toHaveLength(9);
+    expect(violations).toHaveLength(10);
   });
 });
 

@@ -1,6 +1,8 @@
 import type { Embedder } from '@engram/ai';
 import {
+  codecOnTopic,
   CompactedView,
+  contractCodec,
   memoriesByFileOn,
   redactSecrets,
   runTopology,
@@ -13,7 +15,6 @@ import {
   type StreamPlatform,
   type Synthesiser,
 } from '@engram/core';
-import { codecOnTopic, contractCodec } from '@engram/kafka';
 import { Logger } from '@nestjs/common';
 import { episodeFeedStage } from './episode-feed.stage';
 import { ProjectPromotionStage } from './project-promotion.stage';
