@@ -1,6 +1,5 @@
 import type { Episode } from '@engram/contracts';
 import {
-  DEFAULT_RANKING_CONFIG,
   episodeProvenance,
   InvalidRecallRequestError,
   MAX_RECALL_K,
@@ -58,7 +57,7 @@ export class EpisodeHistoryService {
   constructor(
     private readonly store: RecallStore,
     private readonly recall: RecallService,
-    config: RankingConfig = DEFAULT_RANKING_CONFIG,
+    config: RankingConfig,
   ) {
     this.config = config;
   }

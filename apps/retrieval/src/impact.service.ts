@@ -1,7 +1,6 @@
 import type { MemoryType } from '@engram/contracts';
 import {
   anySameFile,
-  DEFAULT_RANKING_CONFIG,
   IMPACT_NEIGHBOURS_PER_FILE,
   impactDepth,
   impactScore,
@@ -50,7 +49,7 @@ export class ImpactService {
   constructor(
     private readonly graph: CoAccessReader,
     private readonly store: RecallStore,
-    private readonly config: RankingConfig = DEFAULT_RANKING_CONFIG,
+    private readonly config: RankingConfig,
     private readonly clock: () => number = Date.now,
   ) {}
 
