@@ -4,19 +4,19 @@
 import { testDistillerSettings } from '../../apps/distiller/src/testing/test-settings';
 import type { Memory, Proposal } from '@engram/contracts';
 import { MS_PER_DAY } from '@engram/core';
-import { AvroRegistry, EventPublisher, KafkaEventLog } from '@engram/kafka';
+import { EventPublisher, type KafkaStreamPlatform } from '@engram/kafka';
 import type { Kafka } from 'kafkajs';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   distillerCodecs,
   prefixedDistillerTopics,
 } from '../../apps/distiller/src/distiller-topics';
 import type { RunningDistiller } from '../../apps/distiller/src/distiller.topology';
 import type { DistillerTopics } from '../../apps/distiller/src/distiller.stage';
-import { ReviewDesk, ReviewRequestError } from '../../apps/distiller/src/review/review-desk';
+import { ReviewRequestError } from '../../apps/distiller/src/review/review-desk';
 import { ReviewGrpcClient } from '../../apps/distiller/src/review/review.grpc-client';
 import {
-  startReviewServer,
+  startDistillerReview,
   type ReviewServer,
 } from '../../apps/distiller/src/review/review.server';
 import {
@@ -24,7 +24,7 @@ import {
   debuggingSession,
   type RecordedSession,
 } from '../../apps/distiller/src/testing/distiller-events';
-import { readAllCommitted, testKafka, testRegistry } from './support/kafka-fixtures';
+import { readAllCommitted, testKafka, testPlatform, testRegistry } from './support/kafka-fixtures';
 import { ensureDistillerTopicsOnKafka, startDistillerOnKafka } from './support/distiller-on-kafka';
 import { eventually, uniqueName } from './support/unique';
 import { freePort } from '../support/free-port';
@@ -76,7 +76,7 @@ describe('reflector and review API on real Kafka', () => {
   let now = MORNING;
   let events = 0;
   let runtime: RunningDistiller | undefined;
-  let eventLog: KafkaEventLog;
+  let platform: KafkaStreamPlatform;
   let server: ReviewServer;
   let client: ReviewGrpcClient;
   let created: Proposal[] = [];
@@ -109,12 +109,12 @@ describe('reflector and review API on real Kafka', () => {
     const kafka = testKafka();
     await ensureDistillerTopicsOnKafka(topics, PARTITIONS);
     events = await publish(kafka, topics, sessions);
-    eventLog = new KafkaEventLog(kafka, new AvroRegistry(inject('infra').registryUrl));
-    await eventLog.connect();
+    // The review API as the distiller's module serves it: on the platform's event log.
+    platform = await testPlatform();
     const url = `127.0.0.1:${await freePort()}`;
-    server = await startReviewServer({
-      desk: new ReviewDesk(eventLog, codecs, { timeoutMs: 60_000, pollMs: 200, clock: () => now }),
+    server = await startDistillerReview(platform, topics, {
       url,
+      desk: { timeoutMs: 60_000, pollMs: 200, clock: () => now },
     });
     client = new ReviewGrpcClient(url);
   });
@@ -122,7 +122,7 @@ describe('reflector and review API on real Kafka', () => {
   afterAll(async () => {
     client?.close();
     await server?.stop();
-    await eventLog?.disconnect();
+    await platform?.close();
     await runtime?.stop();
   });
 
@@ -197,7 +197,7 @@ describe('reflector and review API on real Kafka', () => {
     });
     expect(promoted[0].sourceEventIds).toEqual(rule.evidenceEventIds);
     // `engram memory-md --distributed`: the approved line in its section of the project's file.
-    const md = await memoryMdReport(eventLog, codecs.memories, {
+    const md = await memoryMdReport(await platform.eventLog(), codecs.memories, {
       project: scope.projectId,
       tenant: scope.tenantId,
     });

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { tenantTokens } from '@engram/core';
 import { join } from 'node:path';
-import { EmbeddedStreamPlatform, SqliteEventLog, SqliteEventLogAdapter } from '@engram/embedded';
+import { EmbeddedStreamPlatform, SqliteEventLog } from '@engram/embedded';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   REFLECT_AT,
@@ -17,7 +17,7 @@ import { DEFAULT_DISTILLER_TOPICS } from '../distiller.stage';
 import { distillationWork } from '../reflector/reflector-work';
 import { ReviewDesk } from './review-desk';
 import { ReviewGrpcClient } from './review.grpc-client';
-import { startReviewServer, type ReviewServer } from './review.server';
+import { startDistillerReview, startReviewServer, type ReviewServer } from './review.server';
 import { freePort } from '../../../../test/support/free-port';
 import { servingStatus } from '../../../../libs/grpc/src/testing/grpc-standard-clients';
 
@@ -40,22 +40,20 @@ describe('the review API over gRPC', () => {
     vi.stubGlobal('fetch', () => Promise.reject(new Error('no network')));
     dir = mkdtempSync(join(tmpdir(), 'engram-review-grpc-'));
     log = SqliteEventLog.open({ dataDir: dir });
+    const platform = new EmbeddedStreamPlatform(log);
     distiller = await startDistiller({
-      platform: new EmbeddedStreamPlatform(log),
+      platform,
       settings: testDistillerSettings(),
       sweepIntervalMs: 20,
       retry: { initialMs: 5, maxMs: 50 },
       reflector: { clock: () => REFLECT_AT, quietMs: 0 },
     });
-    const port = new SqliteEventLogAdapter(log);
+    const port = await platform.eventLog();
     await port.publish(CODECS.reflector, weekOfDistillations().map(distillationWork));
     url = `127.0.0.1:${await freePort()}`;
-    server = await startReviewServer({
-      desk: new ReviewDesk(port, CODECS, {
-        pollMs: 10,
-        timeoutMs: 10_000,
-        clock: () => REFLECT_AT,
-      }),
+    // As the distiller serves it in either mode: on its platform's event log.
+    server = await startDistillerReview(platform, DEFAULT_DISTILLER_TOPICS, {
+      desk: { pollMs: 10, timeoutMs: 10_000, clock: () => REFLECT_AT },
       url,
       tokens: tenantTokens({
         't-acme': { tenants: ['acme'], role: 'admin' },

@@ -11,7 +11,7 @@ import { Transport, type MicroserviceOptions } from '@nestjs/microservices';
 import { addHealthAndReflection, listenOrExplain } from '@engram/grpc';
 import { distillerCodecs } from '../distiller-topics';
 import type { DistillerTopics } from '../distiller-stage-options';
-import { ReviewDesk } from './review-desk';
+import { ReviewDesk, type ReviewDeskOptions } from './review-desk';
 import { REVIEW_TENANT_TOKENS, ReviewGrpcController } from './review.grpc.controller';
 import { REVIEW_PROTO_LOADER_OPTIONS, REVIEW_PROTO_PACKAGE, reviewProtoPath } from './review-proto';
 
@@ -79,8 +79,11 @@ export async function startReviewServer(options: ReviewServerOptions): Promise<R
 export async function startDistillerReview(
   platform: StreamPlatform,
   topics: DistillerTopics,
-  options: Omit<ReviewServerOptions, 'desk'>,
+  {
+    desk: deskOptions,
+    ...options
+  }: Omit<ReviewServerOptions, 'desk'> & { desk?: ReviewDeskOptions },
 ): Promise<ReviewServer> {
-  const desk = new ReviewDesk(await platform.eventLog(), distillerCodecs(topics));
+  const desk = new ReviewDesk(await platform.eventLog(), distillerCodecs(topics), deskOptions);
   return startReviewServer({ ...options, desk });
 }
