@@ -5,10 +5,8 @@ import { InvalidRecallRequestError, isLoggedTombstone, partitionOfKey } from '@e
 import { createElasticsearchClient, retrievalIndexNames } from '@engram/elasticsearch';
 import { KafkaEventLog } from '@engram/kafka';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import {
-  createRecallStack,
-  elasticsearchBackend,
-} from '../../apps/retrieval/src/retrieval-backend';
+import { createRecallStack } from '../../apps/retrieval/src/retrieval-backend';
+import { elasticsearchBackend } from '../../apps/retrieval/src/elasticsearch-retrieval';
 import type { RecallStack } from '../../apps/retrieval/src/recall-stack';
 import {
   prefixedRecordCodec,

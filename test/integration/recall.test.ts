@@ -47,10 +47,8 @@ import {
   type RecallServerRuntime,
 } from '../../apps/retrieval/src/recall-server';
 import type { RecallStack } from '../../apps/retrieval/src/recall-stack';
-import {
-  createRecallStack,
-  elasticsearchBackend,
-} from '../../apps/retrieval/src/retrieval-backend';
+import { createRecallStack } from '../../apps/retrieval/src/retrieval-backend';
+import { elasticsearchBackend } from '../../apps/retrieval/src/elasticsearch-retrieval';
 import { recallGrpcClient } from '../../apps/retrieval/src/recall-grpc-client';
 import type { RecallHit } from '../../apps/retrieval/src/recall.service';
 import { freePort } from '../support/free-port';

@@ -10,10 +10,8 @@ import {
   prefixedObserverTopics,
   type RunningObserver,
 } from '../../apps/observer/src/observer.topology';
-import {
-  createRecallStack,
-  elasticsearchBackend,
-} from '../../apps/retrieval/src/retrieval-backend';
+import { createRecallStack } from '../../apps/retrieval/src/retrieval-backend';
+import { elasticsearchBackend } from '../../apps/retrieval/src/elasticsearch-retrieval';
 import type { RecallStack } from '../../apps/retrieval/src/recall-stack';
 import { prefixedRetrievalTopics } from '../../apps/retrieval/src/retrieval-topics';
 import type { RunningRetrieval } from '../../apps/retrieval/src/retrieval.topology';

@@ -17,10 +17,8 @@ import {
   retrievalIndexNames,
 } from '@engram/elasticsearch';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import {
-  createRecallStack,
-  elasticsearchBackend,
-} from '../../apps/retrieval/src/retrieval-backend';
+import { createRecallStack } from '../../apps/retrieval/src/retrieval-backend';
+import { elasticsearchBackend } from '../../apps/retrieval/src/elasticsearch-retrieval';
 import type { RecallStack } from '../../apps/retrieval/src/recall-stack';
 import { elasticsearchRecallStore } from '../../apps/retrieval/src/recall-store';
 import { RetrievalIndexer } from '../../apps/retrieval/src/retrieval-indexer';

@@ -2,7 +2,11 @@ import type { Client } from '@elastic/elasticsearch';
 import type { IdleMergePolicy } from '@engram/core';
 import {
   AccessCounterMirror,
+  BulkWriter,
   createElasticsearchClient,
+  DEFAULT_BULK_LIMITS,
+  elasticsearchStoreWriter,
+  elasticsearchToolCallWriter,
   ensureRetrievalIndices,
   ensureToolCallIndex,
   IdleMerger,
@@ -12,10 +16,42 @@ import {
   type ElasticsearchIndexNames,
   type IndexSetupOutcome,
 } from '@engram/elasticsearch';
-import { elasticsearchBackend, type RetrievalBackend } from './retrieval-backend';
+import { elasticsearchRecallStore } from './recall-store';
+import type { RetrievalBackend } from './retrieval-backend';
 
-// The Elasticsearch backend's resources in distributed mode: what the indexer and the recall
-// server open (and close) around elasticsearchBackend.
+// The Elasticsearch backend of distributed mode, and what the indexer and the recall server open
+// (and close) around it.
+
+export interface ElasticsearchBackendOptions {
+  /** Bulk request limits of the writes (default DEFAULT_BULK_LIMITS). */
+  bulk?: BulkLimits;
+  /** Access counters held in memory (a long-running server's); absent: read each time. */
+  counters?: AccessCounterMirror | null;
+  /** The tool-call index the indexer writes (absent: tool calls are not kept). */
+  toolCallIndex?: string;
+}
+
+/** The three indices of `client` (and their access counters); the client stays the caller's. */
+export function elasticsearchBackend(
+  client: Client,
+  indices: ElasticsearchIndexNames,
+  options: ElasticsearchBackendOptions = {},
+): RetrievalBackend {
+  const writer = BulkWriter.forClient(client, options.bulk ?? DEFAULT_BULK_LIMITS);
+  return {
+    store: elasticsearchRecallStore(client, indices, { counters: options.counters ?? null }),
+    writer: elasticsearchStoreWriter(writer, indices),
+    toolCalls:
+      options.toolCallIndex === undefined
+        ? null
+        : elasticsearchToolCallWriter(writer, options.toolCallIndex),
+    refresh: () => client.indices.refresh({ index: indices.memories }),
+    description: [
+      ...Object.values(indices),
+      ...(options.toolCallIndex ? [options.toolCallIndex] : []),
+    ].join(', '),
+  };
+}
 
 /** A backend with what was opened for it, closed by `close`. */
 export interface OpenedBackend {

@@ -24,7 +24,8 @@ import {
 } from '@engram/embedded';
 import { memoryFromSource, type MemoryDocument } from '@engram/elasticsearch';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { createRecallStack, sqliteBackend } from './retrieval-backend';
+import { createRecallStack } from './retrieval-backend';
+import { sqliteBackend } from './sqlite-backend';
 import { LEXICAL_ONLY_EMBEDDER } from './retrieval-embedders';
 import { startRetrievalWithRecall, type RetrievalWithRecall } from './retrieval.topology';
 import { prefixedRecordCodec, publishRecordsTo, publishTombstonesTo } from './record-publisher';

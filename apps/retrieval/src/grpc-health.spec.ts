@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contractEmbedder } from '../../../libs/core/src/ports/testing/recall-store.contract';
 import { freePort } from '../../../test/support/free-port';
 import { serveRecallGrpc } from './recall-server';
-import { createRecallStack, sqliteBackend } from './retrieval-backend';
+import { createRecallStack } from './retrieval-backend';
+import { sqliteBackend } from './sqlite-backend';
 import {
   healthClient,
   reflectionClient,

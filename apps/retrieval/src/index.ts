@@ -3,6 +3,7 @@
 // through these files (dependency-cruiser rule apps-cross-import-public-entry); the modules of this
 // app never import them (that would be a cycle).
 export {
+  elasticsearchBackend,
   openElasticsearchIndexing,
   openElasticsearchRecall,
   type ElasticsearchIndexing,
@@ -20,13 +21,9 @@ export {
   type RecallTimings,
 } from './recall.service';
 export { publishTombstonesTo } from './record-publisher';
-export {
-  createRecallStack,
-  elasticsearchBackend,
-  sqliteBackend,
-  type RetrievalBackend,
-} from './retrieval-backend';
+export { createRecallStack, type RetrievalBackend } from './retrieval-backend';
 export { embeddedEmbedder, LEXICAL_ONLY_EMBEDDER } from './retrieval-embedders';
+export { sqliteBackend } from './sqlite-backend';
 export { RetrievalIndexer, type ToolCallIndex } from './retrieval-indexer';
 export { prefixedRetrievalTopics } from './retrieval-topics';
 export { RetrievalModule } from './retrieval.module';

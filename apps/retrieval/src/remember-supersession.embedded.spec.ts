@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RecallStack } from './recall-stack';
-import { createRecallStack, sqliteBackend } from './retrieval-backend';
+import { createRecallStack } from './retrieval-backend';
+import { sqliteBackend } from './sqlite-backend';
 import { LEXICAL_ONLY_EMBEDDER } from './retrieval-embedders';
 import { PROJECT, TENANT } from './testing/records';
 

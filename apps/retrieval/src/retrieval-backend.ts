@@ -1,16 +1,5 @@
-import type { Client } from '@elastic/elasticsearch';
 import type { Embedder, LlmClient } from '@engram/ai';
 import type { RankingConfig, RecallStoreWriter } from '@engram/core';
-import { sqliteStoreWriter, type SqliteRetrievalStore } from '@engram/embedded';
-import {
-  BulkWriter,
-  DEFAULT_BULK_LIMITS,
-  elasticsearchStoreWriter,
-  elasticsearchToolCallWriter,
-  type AccessCounterMirror,
-  type BulkLimits,
-  type ElasticsearchIndexNames,
-} from '@engram/elasticsearch';
 import type { PublishTombstones } from './feedback.service';
 import {
   indexMemoryWith,
@@ -18,15 +7,16 @@ import {
   unindexMemoryWith,
   type RecallStack,
 } from './recall-stack';
-import { elasticsearchRecallStore, type RecallStore } from './recall-store';
+import type { RecallStore } from './recall-store';
 import type { PublishRecords } from './remember.service';
 import { RetrievalIndexer, type ToolCallIndex } from './retrieval-indexer';
 import { supersessionCandidatesIn } from './supersession-index';
 
 /**
  * The store retrieval runs on, chosen by the mode (the only thing that differs between them): the
- * Elasticsearch indices (distributed) or the SQLite retrieval store (embedded). The indexer's
- * topology and the recall stack are written once against it.
+ * Elasticsearch indices (distributed: elasticsearchBackend) or the SQLite retrieval store
+ * (embedded: sqliteBackend). The indexer's topology and the recall stack are written once
+ * against it, and import neither provider.
  */
 export interface RetrievalBackend {
   /** What recall reads, and where supersession looks for a memory's older versions. */
@@ -42,47 +32,6 @@ export interface RetrievalBackend {
   readonly refresh?: () => Promise<unknown>;
   /** Where it writes, for the log. */
   readonly description: string;
-}
-
-/** The SQLite retrieval store (whoever opened it closes it). */
-export function sqliteBackend(store: SqliteRetrievalStore): RetrievalBackend {
-  return {
-    store,
-    writer: sqliteStoreWriter(store),
-    toolCalls: null,
-    description: store.path,
-  };
-}
-
-export interface ElasticsearchBackendOptions {
-  /** Bulk request limits of the writes (default DEFAULT_BULK_LIMITS). */
-  bulk?: BulkLimits;
-  /** Access counters held in memory (a long-running server's); absent: read each time. */
-  counters?: AccessCounterMirror | null;
-  /** The tool-call index the indexer writes (absent: tool calls are not kept). */
-  toolCallIndex?: string;
-}
-
-/** The three indices of `client` (and their access counters); the client stays the caller's. */
-export function elasticsearchBackend(
-  client: Client,
-  indices: ElasticsearchIndexNames,
-  options: ElasticsearchBackendOptions = {},
-): RetrievalBackend {
-  const writer = BulkWriter.forClient(client, options.bulk ?? DEFAULT_BULK_LIMITS);
-  return {
-    store: elasticsearchRecallStore(client, indices, { counters: options.counters ?? null }),
-    writer: elasticsearchStoreWriter(writer, indices),
-    toolCalls:
-      options.toolCallIndex === undefined
-        ? null
-        : elasticsearchToolCallWriter(writer, options.toolCallIndex),
-    refresh: () => client.indices.refresh({ index: indices.memories }),
-    description: [
-      ...Object.values(indices),
-      ...(options.toolCallIndex ? [options.toolCallIndex] : []),
-    ].join(', '),
-  };
 }
 
 export interface RecallStackOptions {

@@ -1,7 +1,12 @@
 import type { Embedder } from '@engram/ai';
 import type { Episode, Memory, PromptSubmitted, ToolCallObserved } from '@engram/contracts';
-import { modelVector, type Delivered, type RecallStoreWriter, type StoreWrite } from '@engram/core';
-import type { DeliveredOrTombstone } from '@engram/kafka';
+import {
+  modelVector,
+  type Delivered,
+  type DeliveredOrTombstone,
+  type RecallStoreWriter,
+  type StoreWrite,
+} from '@engram/core';
 import { withEmbedding } from '@engram/elasticsearch';
 import {
   lastWins,

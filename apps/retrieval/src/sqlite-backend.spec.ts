@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { SqliteRetrievalStore } from '@engram/embedded';
 import { describe } from 'vitest';
 import { describeRecallStoreContract } from '../../../libs/core/src/ports/testing/recall-store.contract';
-import { sqliteBackend } from './retrieval-backend';
+import { sqliteBackend } from './sqlite-backend';
 import { RetrievalIndexer } from './retrieval-indexer';
 
 // The RecallStore contract on the embedded backend (the SQLite store), written through the same

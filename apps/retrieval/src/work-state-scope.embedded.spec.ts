@@ -7,7 +7,8 @@ import { SqliteRetrievalStore, sqliteStoreWriter } from '@engram/embedded';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RecallStack } from './recall-stack';
 import { RetrievalIndexer } from './retrieval-indexer';
-import { createRecallStack, sqliteBackend } from './retrieval-backend';
+import { createRecallStack } from './retrieval-backend';
+import { sqliteBackend } from './sqlite-backend';
 import { LEXICAL_ONLY_EMBEDDER } from './retrieval-embedders';
 import { delivered, episodeRecord, PROJECT, promptRecord, TENANT } from './testing/records';
 

@@ -18,7 +18,8 @@ import { embeddedRecallDeps } from '../../../apps/engram/src/commands/recall.com
 import type { RecallJsonLine } from '../../../apps/engram/src/commands/recall-output';
 import { runReplay, serviceGroups } from '../../../apps/engram/src/commands/replay.command';
 import { embeddedTarget } from '../../../apps/engram/src/commands/replay-targets';
-import { createRecallStack, sqliteBackend } from '../../../apps/retrieval/src/retrieval-backend';
+import { createRecallStack } from '../../../apps/retrieval/src/retrieval-backend';
+import { sqliteBackend } from '../../../apps/retrieval/src/sqlite-backend';
 import {
   embeddedEmbedder,
   LEXICAL_ONLY_EMBEDDER,

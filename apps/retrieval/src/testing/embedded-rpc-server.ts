@@ -16,7 +16,8 @@ import { indexMemoryWith } from '../recall-stack';
 import { serveRecallGrpc } from '../recall-server';
 import { publishRecordsTo, publishTombstonesTo } from '../record-publisher';
 import { RetrievalIndexer } from '../retrieval-indexer';
-import { createRecallStack, sqliteBackend } from '../retrieval-backend';
+import { createRecallStack } from '../retrieval-backend';
+import { sqliteBackend } from '../sqlite-backend';
 import { contractGraph } from './recall-rpcs.suite';
 import { indexRpcCorpus, rpcCorpus } from './rpc-corpus';
 
