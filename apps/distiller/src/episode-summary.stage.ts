@@ -1,7 +1,8 @@
 import type { Typed } from '@engram/contracts';
-import { uuidV5, type TopicCodec } from '@engram/core';
+import { KeyedChangelogState, uuidV5, type TopicCodec } from '@engram/core';
 import type { AnyStageOutput, Delivered, ExactlyOnceStage, StageOutput } from '@engram/kafka';
 import { valueSubject } from '@engram/kafka';
+import { Logger } from '@nestjs/common';
 
 /**
  * An episode's narrative, re-keyed by episodeId: the distiller's sessions live in sessionId
@@ -101,14 +102,22 @@ export const DISTILLER_AGENT_ID = 'engram-distiller';
  * aborted transaction drops the state in memory, the next batch restores it.
  */
 export class EpisodeSummaryStage {
-  private readonly state = new Map<number, Map<string, JoinRecord>>();
-  private touched = new Map<string, { partition: number; record: JoinRecord | null }>();
+  private readonly logger = new Logger('EpisodeSummary');
+  private readonly state: KeyedChangelogState<JoinRecord>;
   readonly counters = { annotated: 0, expired: 0 };
 
   constructor(
-    private readonly topics: EpisodeSummaryTopics,
+    topics: EpisodeSummaryTopics,
     private readonly options: EpisodeSummaryOptions,
-  ) {}
+  ) {
+    this.state = new KeyedChangelogState({
+      changelogTopic: topics.changelog,
+      restore: options.restore,
+      accepts: () => true,
+      onUnreadable: (key, error) =>
+        this.logger.error(`unreadable changelog record ${key} skipped: ${String(error)}`),
+    });
+  }
 
   readonly episodeStage: ExactlyOnceStage<Typed<'Episode'>> = {
     transform: (items) => this.run(items, (item) => this.onEpisode(item)),
@@ -122,48 +131,37 @@ export class EpisodeSummaryStage {
     onAborted: () => this.aborted(),
   };
 
-  /** After a rebalance: forget partitions no longer owned. */
+  /** After a rebalance: forget partitions no longer owned; new ones restore on first use. */
   onAssignment(partitions: readonly number[]): void {
-    for (const partition of [...this.state.keys()]) {
-      if (!partitions.includes(partition)) this.state.delete(partition);
-    }
+    this.state.onAssignment(partitions);
   }
 
   /** The timer: halves that waited too long go (an episode distilled to nothing, say). */
   sweep(): AnyStageOutput[] {
     const horizon = this.now() - (this.options.waitMs ?? 24 * 60 * 60_000);
-    for (const [partition, records] of this.state) {
-      for (const [episodeId, record] of records) {
-        if (record.since > horizon) continue;
-        this.touched.set(episodeId, { partition, record: null });
-        this.counters.expired += 1;
-      }
+    for (const { key, partition, record } of this.state.ownedRecords()) {
+      if (record.since > horizon) continue;
+      this.state.remove(partition, key);
+      this.counters.expired += 1;
     }
     return this.outputs([]);
   }
 
   committed(): void {
-    for (const [episodeId, { partition, record }] of this.touched) {
-      const records = this.state.get(partition);
-      if (!records) continue;
-      if (record === null) records.delete(episodeId);
-      else records.set(episodeId, record);
-    }
-    this.touched = new Map();
+    this.state.commit();
   }
 
   aborted(): void {
-    this.state.clear();
-    this.touched = new Map();
+    this.state.abort();
   }
 
+  // No `begin` per batch: the episodes and the narratives are two stages of one processor, whose
+  // batches may share a transaction; what they stage is committed (or aborted) together.
   private async run<E>(
     items: Delivered<E>[],
     handle: (item: Delivered<E>) => Typed<'Episode'> | null,
   ): Promise<AnyStageOutput[]> {
-    for (const partition of new Set(items.map((item) => item.partition))) {
-      await this.ensureRestored(partition);
-    }
+    await this.state.restore(new Set(items.map((item) => item.partition)));
     const annotated: Typed<'Episode'>[] = [];
     for (const item of items) {
       const episode = handle(item);
@@ -191,13 +189,13 @@ export class EpisodeSummaryStage {
     const episodeId = record.episode?.episodeId ?? record.narrative!.episodeId;
     const { episode, narrative } = record;
     if (!episode || !narrative) {
-      this.touched.set(episodeId, { partition, record });
+      this.state.stage(episodeId, record);
       return null;
     }
     // The narrative stays (until the sweep's horizon): a later version of the episode from the
     // segmenter — re-annotated, linked — must get its summary again, or it would replace the
     // annotated one without it.
-    this.touched.set(episodeId, { partition, record: { ...record, episode: null } });
+    this.state.stage(episodeId, { ...record, episode: null });
     this.counters.annotated += 1;
     return {
       ...episode,
@@ -208,9 +206,7 @@ export class EpisodeSummaryStage {
   }
 
   private current(episodeId: string, partition: number): JoinRecord | null {
-    const touched = this.touched.get(episodeId);
-    if (touched) return touched.record;
-    return this.state.get(partition)?.get(episodeId) ?? null;
+    return this.state.current(partition, episodeId) ?? null;
   }
 
   private fresh(partition: number): JoinRecord {
@@ -218,25 +214,10 @@ export class EpisodeSummaryStage {
   }
 
   private outputs(annotated: Typed<'Episode'>[]): AnyStageOutput[] {
-    const messages = [...this.touched].map(([episodeId, { partition, record }]) => ({
-      key: episodeId,
-      partition,
-      value: record === null ? null : Buffer.from(JSON.stringify(record)),
-    }));
     return [
       { codec: this.options.episodes, events: annotated } satisfies StageOutput,
-      { topic: this.topics.changelog, messages },
+      this.state.changelog(),
     ];
-  }
-
-  private async ensureRestored(partition: number): Promise<void> {
-    if (this.state.has(partition)) return;
-    const records = new Map<string, JoinRecord>();
-    for (const [key, value] of await this.options.restore([partition])) {
-      const record = JSON.parse(value.toString('utf8')) as JoinRecord;
-      if (record.partition === partition) records.set(key, record);
-    }
-    this.state.set(partition, records);
   }
 
   private now(): number {

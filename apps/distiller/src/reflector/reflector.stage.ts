@@ -117,7 +117,7 @@ export class ReflectorStage {
   async sweep(): Promise<AnyStageOutput[]> {
     this.begin();
     await this.state.restoreOwned();
-    for (const { key, partition } of this.state.ownedKeys()) await this.settle(key, partition);
+    for (const { key, partition } of this.state.ownedRecords()) await this.settle(key, partition);
     return this.outputs();
   }
 

@@ -49,7 +49,9 @@ describe('KeyedChangelogState', () => {
     expect(unreadable).toEqual(['bad']);
     expect(state.records()).toEqual([{ v: 1, partition: 0, n: 1 }]);
     expect(state.current(0, 'b')).toBeUndefined();
-    expect(state.ownedKeys()).toEqual([{ key: 'a', partition: 0 }]);
+    expect(state.ownedRecords()).toEqual([
+      { key: 'a', partition: 0, record: { v: 1, partition: 0, n: 1 } },
+    ]);
   });
 
   it('should show a transaction its staged records, write them to the changelog, and keep them on commit', async () => {
@@ -77,6 +79,24 @@ describe('KeyedChangelogState', () => {
     expect(state.records().map((r) => r.n)).toEqual([2, 3]);
   });
 
+  it('should write a removal as a tombstone and drop the key on commit', async () => {
+    const state = stateOn(
+      changelogOf([
+        ['a', { v: 1, partition: 0, n: 1 }],
+        ['b', { v: 1, partition: 0, n: 2 }],
+      ]),
+    );
+    state.begin();
+    await state.restore([0]);
+    state.remove(0, 'a');
+    expect(state.current(0, 'a')).toBeUndefined();
+    expect(state.touched.size).toBe(0);
+    expect(state.changelog().messages).toEqual([{ key: 'a', partition: 0, value: null }]);
+    expect(state.records().map((r) => r.n)).toEqual([1, 2]);
+    state.commit();
+    expect(state.records().map((r) => r.n)).toEqual([2]);
+  });
+
   it('should forget everything on abort and restore from the changelog on next use', async () => {
     const changelog = changelogOf([['a', { v: 1, partition: 0, n: 1 }]]);
     const state = stateOn(changelog);
@@ -99,12 +119,12 @@ describe('KeyedChangelogState', () => {
     const state = stateOn(changelog);
     state.onAssignment([0, 1]);
     await state.restoreOwned();
-    expect(state.ownedKeys()).toEqual([
+    expect(state.ownedRecords().map(({ key, partition }) => ({ key, partition }))).toEqual([
       { key: 'a', partition: 0 },
       { key: 'b', partition: 1 },
     ]);
     state.onAssignment([1]);
     expect(state.records()).toEqual([{ v: 1, partition: 1, n: 2 }]);
-    expect(state.ownedKeys()).toEqual([{ key: 'b', partition: 1 }]);
+    expect(state.ownedRecords().map(({ key }) => key)).toEqual(['b']);
   });
 });

@@ -17,18 +17,25 @@ export interface KeyedChangelogStateOptions<R extends PartitionedRecord> {
   onUnreadable: (key: string, error: unknown) => void;
 }
 
+/** A key's change in one transaction: its new record, or null when the key goes (a tombstone). */
+interface StagedChange<R> {
+  partition: number;
+  record: R | null;
+}
+
 /**
  * The shell of a stateful exactly-once stage keyed by its input topic (the reflector's projects,
- * the memory merge's memories): per owned partition, the committed record of each key, restored
- * from the changelog the first time the partition is used; the records one transaction touches,
- * staged apart and written to the changelog in that transaction; applied when it commits, and
+ * the memory merge's memories, the episode–narrative join's halves): per owned partition, the
+ * committed record of each key, restored from the changelog the first time the partition is used;
+ * the records one transaction changes or removes, staged apart and written to the changelog (a
+ * removal as a tombstone) in that transaction; applied when it commits, and
  * everything forgotten when it aborts (the commit may or may not have happened: the changelog,
  * restored on next use, knows). The stage keeps only its domain logic.
  */
 export class KeyedChangelogState<R extends PartitionedRecord> {
   private readonly committed = new Map<number, Map<string, R>>();
   private owned = new Set<number>();
-  private staged = new Map<string, R>();
+  private staged = new Map<string, StagedChange<R>>();
 
   constructor(private readonly options: KeyedChangelogStateOptions<R>) {}
 
@@ -70,26 +77,37 @@ export class KeyedChangelogState<R extends PartitionedRecord> {
     return this.restore([...this.owned]);
   }
 
-  /** The key's record as this transaction sees it: staged, else committed. */
+  /** The key's record as this transaction sees it: staged (removed: none), else committed. */
   current(partition: number, key: string): R | undefined {
-    return this.staged.get(key) ?? this.committed.get(partition)?.get(key);
+    const staged = this.staged.get(key);
+    if (staged) return staged.record ?? undefined;
+    return this.committed.get(partition)?.get(key);
   }
 
   /** Stages the key's new record: written to the changelog in this transaction. */
   stage(key: string, record: R): void {
-    this.staged.set(key, record);
+    this.staged.set(key, { partition: record.partition, record });
   }
 
-  /** What this transaction changed, by key. */
+  /** Stages the key's removal: a tombstone in the changelog in this transaction. */
+  remove(partition: number, key: string): void {
+    this.staged.set(key, { partition, record: null });
+  }
+
+  /** The records this transaction wrote (removals left out), by key. */
   get touched(): ReadonlyMap<string, R> {
-    return this.staged;
+    const written = new Map<string, R>();
+    for (const [key, { record }] of this.staged) if (record) written.set(key, record);
+    return written;
   }
 
-  /** The committed keys of the owned partitions, with their partition (a sweep's work). */
-  ownedKeys(): { key: string; partition: number }[] {
+  /** The committed records of the owned partitions, with their key (a sweep's work). */
+  ownedRecords(): { key: string; partition: number; record: R }[] {
     return [...this.committed]
       .filter(([partition]) => this.owned.has(partition))
-      .flatMap(([partition, records]) => [...records.keys()].map((key) => ({ key, partition })));
+      .flatMap(([partition, records]) =>
+        [...records].map(([key, record]) => ({ key, partition, record })),
+      );
   }
 
   /** Every committed record in memory (tests, metrics). */
@@ -101,17 +119,21 @@ export class KeyedChangelogState<R extends PartitionedRecord> {
   changelog(): RawStageOutput {
     return {
       topic: this.options.changelogTopic,
-      messages: [...this.staged].map(([key, record]) => ({
+      messages: [...this.staged].map(([key, { partition, record }]) => ({
         key,
-        partition: record.partition,
-        value: encodeStateJson(record),
+        partition,
+        value: record === null ? null : encodeStateJson(record),
       })),
     };
   }
 
   /** The transaction committed: its records are the committed state. */
   commit(): void {
-    for (const [key, record] of this.staged) this.committed.get(record.partition)?.set(key, record);
+    for (const [key, { partition, record }] of this.staged) {
+      const records = this.committed.get(partition);
+      if (record === null) records?.delete(key);
+      else records?.set(key, record);
+    }
     this.staged = new Map();
   }
 
