@@ -2,9 +2,9 @@ import {
   inputPositionsOn,
   redactSecrets,
   runTopology,
-  type BackoffOptions,
   type MemoryOptions,
   type RunningTopology,
+  type TopologyRunSettings,
   type ServiceTopology,
   type StreamPlatform,
 } from '@engram/core';
@@ -30,17 +30,12 @@ export type ReflectorSettings = Pick<
   'scheduledHourUtc' | 'quietMs' | 'clock' | 'retention'
 >;
 
-export interface DistillerOptions {
+export interface DistillerOptions extends TopologyRunSettings {
   /** Kafka (distributed) or the SQLite log (embedded): the only difference between the modes. */
   platform: StreamPlatform;
   topics?: DistillerTopics;
   /** Consumer group; on Kafka also the prefix of the transactional id. */
   groupId?: string;
-  /** Distributed mode: stable per instance (the transactional id is `<group>-<instanceId>`). */
-  instanceId?: string;
-  /** Partitions of the topics it creates when the inputs do not exist yet (default 3). */
-  partitions?: number;
-  retry?: BackoffOptions;
   /** How often the timers distil triggers that waited, join episodes and reflect. */
   sweepIntervalMs?: number;
   /** The LLM provider the caller chose; null or absent: the extractive distiller and reflector. */
@@ -177,12 +172,9 @@ export async function startDistiller(options: DistillerOptions): Promise<Running
     options.topics ?? DEFAULT_DISTILLER_TOPICS,
     partitions,
   );
-  const running = await runTopology(options.platform, topology, {
-    partitions,
-    ...(options.instanceId !== undefined && { instanceId: options.instanceId }),
-    retry: options.retry ?? { initialMs: 200, maxMs: 30_000 },
-    warn: (line) => logger.warn(line),
-  });
+  const running = await runTopology(options.platform, topology, options, (line) =>
+    logger.warn(line),
+  );
   logger.log(
     `distiller running ${options.platform.mode} (group ${topology.groupId}, ${distiller.method})`,
   );

@@ -6,11 +6,11 @@ import {
   memoriesByFileOn,
   redactSecrets,
   runTopology,
-  type BackoffOptions,
   type EventLogPort,
   type ObserverGraphWriter,
   type ObserverSettings,
   type RunningTopology,
+  type TopologyRunSettings,
   type ServiceTopology,
   type StreamPlatform,
   type Synthesiser,
@@ -28,7 +28,7 @@ import {
 
 export const DEFAULT_OBSERVER_GROUP = 'engram-observer';
 
-export interface ObserverOptions {
+export interface ObserverOptions extends TopologyRunSettings {
   /** Kafka (distributed) or the SQLite log (embedded): the stream half of the mode's providers. */
   platform: StreamPlatform;
   /** The graph half: Neo4jObserverGraphWriter (distributed) or SqliteObserverGraph (embedded). */
@@ -38,11 +38,6 @@ export interface ObserverOptions {
   topics?: ObserverTopics;
   /** Consumer group; on Kafka also the prefix of the transactional id. */
   groupId?: string;
-  /** Distributed mode: stable per instance (the transactional id is `<group>-<instanceId>`). */
-  instanceId?: string;
-  /** Partitions of the topics it creates when the inputs do not exist yet. */
-  partitions?: number;
-  retry?: BackoffOptions;
   /** How often the timer applies waiting lifecycle events and finishes idle sessions. */
   sweepIntervalMs?: number;
   sessionIdleMs?: number;
@@ -201,11 +196,8 @@ export async function startObserver(options: ObserverOptions): Promise<RunningOb
     options,
     await options.platform.eventLog(),
   );
-  const running = await runTopology(options.platform, topology, {
-    partitions: options.partitions ?? 3,
-    ...(options.instanceId !== undefined && { instanceId: options.instanceId }),
-    retry: options.retry ?? { initialMs: 200, maxMs: 30_000 },
-    warn: (line) => logger.warn(line),
-  });
+  const running = await runTopology(options.platform, topology, options, (line) =>
+    logger.warn(line),
+  );
   return { ...running, stage, promotion, episodeFeed };
 }

@@ -2,6 +2,7 @@ import type { Embedder } from '@engram/ai';
 import {
   codecOnTopic,
   contractCodec,
+  DEFAULT_STAGE_RETRY,
   type BackoffOptions,
   type RankingConfig,
   type SinkConsumer,
@@ -109,7 +110,7 @@ export async function startRetrieval(options: RetrievalOptions): Promise<Running
     await platform.createSinkConsumer({
       groupId,
       service: 'retrieval',
-      retry: options.retry ?? { initialMs: 200, maxMs: 30_000 },
+      retry: options.retry ?? DEFAULT_STAGE_RETRY,
       fromBeginning: options.fromBeginning ?? true,
     }),
     topics,

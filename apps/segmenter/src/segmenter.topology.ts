@@ -4,9 +4,9 @@ import {
   inputPositionsOn,
   redactSecrets,
   runTopology,
-  type BackoffOptions,
   type LlmContinuityAssessor,
   type RunningTopology,
+  type TopologyRunSettings,
   type SegmenterSettings,
   type ServiceTopology,
   type StreamPlatform,
@@ -22,18 +22,13 @@ import {
 
 export const DEFAULT_SEGMENTER_GROUP = 'engram-segmenter';
 
-export interface SegmenterOptions {
+export interface SegmenterOptions extends TopologyRunSettings {
   /** Kafka (distributed) or the SQLite log (embedded): the only difference between the modes. */
   platform: StreamPlatform;
   settings: SegmenterSettings;
   topics?: SegmenterTopics;
   /** Consumer group; on Kafka also the prefix of the transactional id. */
   groupId?: string;
-  /** Distributed mode: stable per instance (the transactional id is `<group>-<instanceId>`). */
-  instanceId?: string;
-  /** Partitions of the topics it creates when the inputs do not exist yet. */
-  partitions?: number;
-  retry?: BackoffOptions;
   /** How often the idle-episode timer runs. */
   sweepIntervalMs?: number;
   /** Hybrid mode: embeds prompt texts (absent: hybrid decides on its lexical features alone). */
@@ -124,11 +119,8 @@ export function segmenterTopology(options: SegmenterOptions): {
 export async function startSegmenter(options: SegmenterOptions): Promise<RunningSegmenter> {
   const logger = new Logger('Segmenter');
   const { topology, stage } = segmenterTopology(options);
-  const running = await runTopology(options.platform, topology, {
-    partitions: options.partitions ?? 3,
-    ...(options.instanceId !== undefined && { instanceId: options.instanceId }),
-    retry: options.retry ?? { initialMs: 200, maxMs: 30_000 },
-    warn: (line) => logger.warn(line),
-  });
+  const running = await runTopology(options.platform, topology, options, (line) =>
+    logger.warn(line),
+  );
   return { ...running, stage };
 }

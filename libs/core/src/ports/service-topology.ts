@@ -55,13 +55,17 @@ export interface TimerBinding {
   intervalMs: number;
 }
 
-export interface RunOptions {
-  partitions: number;
+/** How long a failing batch or timer backs off when the service's configuration says nothing. */
+export const DEFAULT_STAGE_RETRY: BackoffOptions = { initialMs: 200, maxMs: 30_000 };
+
+/** What a service's options say about running its topology (each service's options extend it). */
+export interface TopologyRunSettings {
+  /** Partitions of the topics it creates when the inputs do not exist yet (default 3). */
+  partitions?: number;
   /** Distributed mode: this instance's stable id (its transactional id's suffix). */
   instanceId?: string;
-  retry: BackoffOptions;
-  /** Where timer failures are reported (they are retried at the next tick). */
-  warn: (line: string) => void;
+  /** Backoff of failing batches and timers (default DEFAULT_STAGE_RETRY). */
+  retry?: BackoffOptions;
 }
 
 export interface RunningTopology {
@@ -79,16 +83,18 @@ export interface RunningTopology {
 export async function runTopology(
   platform: StreamPlatform,
   topology: ServiceTopology,
-  options: RunOptions,
+  settings: TopologyRunSettings,
+  /** Where timer failures are reported (they are retried at the next tick). */
+  warn: (line: string) => void,
 ): Promise<RunningTopology> {
-  await platform.ensureTopics(topology.topics.inputs, options.partitions);
+  await platform.ensureTopics(topology.topics.inputs, settings.partitions ?? 3);
   const partitions = await platform.partitionCount(topology.topics.inputs.map((t) => t.topic));
   await platform.ensureTopics(topology.topics.own, partitions);
   const processor = await platform.createProcessor({
     groupId: topology.groupId,
     service: topology.service,
-    retry: options.retry,
-    ...(options.instanceId !== undefined && { instanceId: options.instanceId }),
+    retry: settings.retry ?? DEFAULT_STAGE_RETRY,
+    ...(settings.instanceId !== undefined && { instanceId: settings.instanceId }),
     onAssignment: (assignment) => {
       for (const binding of topology.assignments) binding.assign(assignment[binding.topic] ?? []);
     },
@@ -97,7 +103,7 @@ export async function runTopology(
   await processor.start();
   const timers: SweepTimer[] = topology.timers.map(({ name, stage, intervalMs }) =>
     startSweepTimer(processor, stage, intervalMs, (error) =>
-      options.warn(`${name} sweep failed, will retry: ${errorMessage(error)}`),
+      warn(`${name} sweep failed, will retry: ${errorMessage(error)}`),
     ),
   );
   return {

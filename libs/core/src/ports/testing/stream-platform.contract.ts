@@ -116,11 +116,12 @@ export function describeStreamPlatformContract(
         waitOn: [input.topic],
         internal: [],
       };
-      const running = await runTopology(platform(), topology, {
-        partitions: 3,
-        retry: RETRY,
-        warn: () => undefined,
-      });
+      const running = await runTopology(
+        platform(),
+        topology,
+        { partitions: 3, retry: RETRY },
+        () => undefined,
+      );
       try {
         expect(running.partitions).toBe(3);
         expect(running.inputs).toEqual([input.topic]);
@@ -155,11 +156,12 @@ export function describeStreamPlatformContract(
         await running.stop();
       }
       // Restarted from its committed offsets, it processes only what came since: nothing twice.
-      const again = await runTopology(platform(), topology, {
-        partitions: 3,
-        retry: RETRY,
-        warn: () => undefined,
-      });
+      const again = await runTopology(
+        platform(),
+        topology,
+        { partitions: 3, retry: RETRY },
+        () => undefined,
+      );
       try {
         const log = await platform().eventLog();
         await log.publish(input, events(5, 20));
