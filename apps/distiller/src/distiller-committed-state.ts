@@ -5,7 +5,7 @@ import {
   type DistillerInputOffsets,
   type DistillerSessionProgress,
 } from '@engram/core';
-import type { Delivered } from '@engram/kafka';
+import type { Delivered } from '@engram/core';
 import type { Logger } from '@nestjs/common';
 import { decodeRecord, type DistillerRecord } from './distiller-records';
 import type { DistillerStageOptions, InputPositions } from './distiller-stage-options';

@@ -26,7 +26,7 @@ import {
   type DistillerSessionLimits,
   type DistillerSessionProgress,
 } from '@engram/core';
-import type { Delivered } from '@engram/kafka';
+import type { Delivered } from '@engram/core';
 import type { Logger } from '@nestjs/common';
 import type { DistillerCommittedState } from './distiller-committed-state';
 import { decodeRecord, sessionKey } from './distiller-records';

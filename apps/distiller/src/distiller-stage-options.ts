@@ -6,7 +6,7 @@ import type {
   MemoryOptions,
   PromptLimits,
 } from '@engram/core';
-import type { TopicCodec } from '@engram/kafka';
+import type { TopicCodec } from '@engram/core';
 import type { EpisodeNarrative } from './episode-summary.stage';
 import type { ReflectorWork } from './reflector/reflector-work';
 import type { WindowDistiller } from './window-distiller';

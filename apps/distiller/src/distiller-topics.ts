@@ -1,5 +1,5 @@
 import type { ServiceTopology, StreamPlatform } from '@engram/core';
-import { codecOnTopic, contractCodec } from '@engram/kafka';
+import { codecOnTopic, contractCodec } from '@engram/core';
 import {
   DEFAULT_DISTILLER_TOPICS,
   type DistillerCodecs,

@@ -5,7 +5,7 @@ import {
   type Distillation,
   type DistillationWindow,
 } from '@engram/core';
-import type { AnyStageOutput, Delivered } from '@engram/kafka';
+import type { AnyStageOutput, Delivered } from '@engram/core';
 import { describe, expect, it } from 'vitest';
 import { distillerCodecs } from './distiller-topics';
 import { DEFAULT_DISTILLER_TOPICS, DistillerStage } from './distiller.stage';

@@ -15,7 +15,7 @@ import type {
   ExactlyOnceStage,
   RawStageOutput,
   StageOutput,
-} from '@engram/kafka';
+} from '@engram/core';
 import { Logger } from '@nestjs/common';
 import { DistillerCommittedState } from './distiller-committed-state';
 import { DistillerEventHandler } from './distiller-event-handler';

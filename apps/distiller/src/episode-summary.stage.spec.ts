@@ -1,5 +1,5 @@
 import type { Typed } from '@engram/contracts';
-import type { AnyStageOutput, Delivered } from '@engram/kafka';
+import type { AnyStageOutput, Delivered } from '@engram/core';
 import { describe, expect, it } from 'vitest';
 import { distillerCodecs } from './distiller-topics';
 import { DEFAULT_DISTILLER_TOPICS } from './distiller.stage';

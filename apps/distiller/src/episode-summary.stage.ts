@@ -1,7 +1,7 @@
 import type { Typed } from '@engram/contracts';
 import { KeyedChangelogState, uuidV5, type TopicCodec } from '@engram/core';
-import type { AnyStageOutput, Delivered, ExactlyOnceStage, StageOutput } from '@engram/kafka';
-import { valueSubject } from '@engram/kafka';
+import type { AnyStageOutput, Delivered, ExactlyOnceStage, StageOutput } from '@engram/core';
+import { valueSubject } from '@engram/core';
 import { Logger } from '@nestjs/common';
 
 /**

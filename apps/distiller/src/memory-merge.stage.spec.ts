@@ -10,7 +10,7 @@ import {
   noteEpisodeOpened,
   sessionEventsOf,
 } from '@engram/core';
-import type { AnyStageOutput, Delivered, RawStageOutput } from '@engram/kafka';
+import type { AnyStageOutput, Delivered, RawStageOutput } from '@engram/core';
 import { describe, expect, it } from 'vitest';
 import { distillerCodecs } from './distiller-topics';
 import { DEFAULT_DISTILLER_TOPICS } from './distiller.stage';

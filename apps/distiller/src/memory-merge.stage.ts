@@ -6,7 +6,7 @@ import type {
   ExactlyOnceStage,
   StageOutput,
   TopicCodec,
-} from '@engram/kafka';
+} from '@engram/core';
 import { Logger } from '@nestjs/common';
 
 export interface MemoryMergeStageOptions {

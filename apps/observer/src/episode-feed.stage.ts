@@ -1,5 +1,5 @@
 import type { Typed } from '@engram/contracts';
-import type { ExactlyOnceStage, StageOutput, TopicCodec } from '@engram/kafka';
+import type { ExactlyOnceStage, StageOutput, TopicCodec } from '@engram/core';
 import { emptyProjectWork, projectKeyOf, type ProjectWork } from './project-work';
 
 /**

@@ -1,5 +1,5 @@
 import { CommittedChangelog } from '@engram/core';
-import type { Delivered } from '@engram/kafka';
+import type { Delivered } from '@engram/core';
 import type { Logger } from '@nestjs/common';
 import { decodeRecord, type ObserverRecord } from './observer-records';
 import type { ObserverStageOptions, ToolCallPositions } from './observer-stage-options';

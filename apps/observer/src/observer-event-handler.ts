@@ -24,7 +24,7 @@ import {
   type SeenEvent,
   type WorkUnitVerdict,
 } from '@engram/core';
-import type { Delivered } from '@engram/kafka';
+import type { Delivered } from '@engram/core';
 import type { Logger } from '@nestjs/common';
 import type { ObserverCommittedState } from './observer-committed-state';
 import type { ObserverStageOptions } from './observer-stage-options';

@@ -1,7 +1,7 @@
 import type { LifecycleEvent, Typed } from '@engram/contracts';
 import type { MemoriesWithFiles, ObserverSettings } from '@engram/core';
-import type { TopicCodec } from '@engram/kafka';
-import type { ObserverGraphWriter } from '@engram/neo4j';
+import type { TopicCodec } from '@engram/core';
+import type { ObserverGraphWriter } from '@engram/core';
 
 // What an ObserverStage is given: its topics and codecs, where its inputs are, its settings.
 

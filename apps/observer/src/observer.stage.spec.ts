@@ -1,6 +1,6 @@
 import type { LifecycleEvent, Typed } from '@engram/contracts';
 import { DownstreamUnavailableError, pairKeyOf } from '@engram/core';
-import type { StageOutput } from '@engram/kafka';
+import type { StageOutput } from '@engram/core';
 import { describe, expect, it } from 'vitest';
 import {
   decodeRecord,

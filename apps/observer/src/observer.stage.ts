@@ -1,5 +1,5 @@
 import type { LifecycleEvent, Typed } from '@engram/contracts';
-import { codecOnTopic, contractCodec } from '@engram/kafka';
+import { codecOnTopic, contractCodec } from '@engram/core';
 import type {
   AnyStageOutput,
   Delivered,
@@ -7,8 +7,8 @@ import type {
   RawStageOutput,
   StageOutput,
   TopicCodec,
-} from '@engram/kafka';
-import { emptyGraphBatch, isEmptyGraphBatch, type ObserverGraphBatch } from '@engram/neo4j';
+} from '@engram/core';
+import { emptyGraphBatch, isEmptyGraphBatch, type ObserverGraphBatch } from '@engram/core';
 import { endedSessionExpired } from '@engram/core';
 import { Logger } from '@nestjs/common';
 import { ObserverCommittedState } from './observer-committed-state';

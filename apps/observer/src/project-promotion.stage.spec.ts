@@ -6,7 +6,7 @@ import {
   type Delivered,
   type RawStageOutput,
   type StageOutput,
-} from '@engram/kafka';
+} from '@engram/core';
 import { describe, expect, it } from 'vitest';
 import { memory as memoryFixture } from '../../../libs/core/src/retrieval/testing/fixtures';
 import { DEFAULT_OBSERVER_TOPICS } from './observer.stage';

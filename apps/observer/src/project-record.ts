@@ -7,7 +7,7 @@ import {
   type ProjectObservationStats,
   type RecentEvidence,
 } from '@engram/core';
-import type { Delivered } from '@engram/kafka';
+import type { Delivered } from '@engram/core';
 import type { ProjectWork, PromotionRequest } from './project-work';
 
 /** A promoted memory's vector, kept for the novelty check of later promotions. */

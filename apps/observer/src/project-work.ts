@@ -8,7 +8,7 @@ import {
   type SessionSummary,
   type TopicCodec,
 } from '@engram/core';
-import { valueSubject } from '@engram/kafka';
+import { valueSubject } from '@engram/core';
 
 /**
  * A promotion the session stage asks for: one trigger's scratchpad content, already cut out

@@ -4,7 +4,7 @@ import type {
   GraphSessionPairRow,
   GraphTouchRow,
   ObserverGraphBatch,
-} from '@engram/neo4j';
+} from '@engram/core';
 
 /**
  * What one session contributed to the graph so far, as absolute values (SPEC §5): the graph

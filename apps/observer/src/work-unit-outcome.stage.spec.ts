@@ -1,5 +1,5 @@
 import type { LifecycleEvent, Memory, Typed, WorkUnitRef } from '@engram/contracts';
-import type { AnyStageOutput, StageOutput } from '@engram/kafka';
+import type { AnyStageOutput, StageOutput } from '@engram/core';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_OBSERVER_TOPICS } from './observer.stage';
 import {

@@ -7,7 +7,7 @@ import {
   turnDocument,
   type SearchFields,
 } from '@engram/elasticsearch';
-import type { DeliveredOrTombstone, DeliveredTombstone } from '@engram/kafka';
+import type { DeliveredOrTombstone, DeliveredTombstone } from '@engram/core';
 
 /** A write the indexer will make once the text is embedded. */
 export type PlannedDelete = { action: 'delete'; index: string; id: string };

@@ -1,6 +1,6 @@
 import type { Typed } from '@engram/contracts';
 import { decodeEvent } from '@engram/embedded';
-import { contractCodec } from '@engram/kafka';
+import { contractCodec } from '@engram/core';
 import { startEmbeddedRpcServer } from './testing/embedded-rpc-server';
 import { describeRecallRpcs, RPC_TOKENS } from './testing/recall-rpcs.suite';
 

@@ -1,6 +1,6 @@
 import { topicOfRecord, type RecordName, type Typed } from '@engram/contracts';
 import type { EventLogPort, TopicCodec } from '@engram/core';
-import { contractCodec, valueSubject } from '@engram/kafka';
+import { contractCodec, valueSubject } from '@engram/core';
 import type { PublishTombstones } from './feedback.service';
 import type { PublishRecords } from './remember.service';
 

@@ -1,6 +1,6 @@
 import type { Memory } from '@engram/contracts';
 import { supersededBy } from '@engram/core';
-import type { DeliveredOrTombstone } from '@engram/kafka';
+import type { DeliveredOrTombstone } from '@engram/core';
 import { describe, expect, it } from 'vitest';
 import { withSupersession, type SupersessionCandidates } from './supersession-index';
 import { memoryRecord, T0 } from './testing/records';

@@ -6,7 +6,7 @@ import {
   type RecallStore,
 } from '@engram/core';
 import { memoryFromSource, type MemoryDocument } from '@engram/elasticsearch';
-import type { DeliveredOrTombstone } from '@engram/kafka';
+import type { DeliveredOrTombstone } from '@engram/core';
 
 /**
  * Supersession where memories are indexed (issue #20): every memory of either mode reaches the

@@ -1,6 +1,6 @@
 import type { LifecycleEvent, PromptSubmitted, ToolCallObserved, Typed } from '@engram/contracts';
 import type { SegmenterOutput, StreamSegmenter } from '@engram/core';
-import type { Delivered } from '@engram/kafka';
+import type { Delivered } from '@engram/core';
 import type { SegmenterState } from './segmenter-state';
 import type { EmbedTexts, InputOffsets, Redactor } from './segmenter-stage-types';
 import type { ThreadLinker } from './thread-linker';

@@ -1,5 +1,5 @@
 import { annotateEpisode, type SegmenterOutput, type StreamSegmenter } from '@engram/core';
-import type { AnyStageOutput, RawStageOutput, StageOutput } from '@engram/kafka';
+import type { AnyStageOutput, RawStageOutput, StageOutput } from '@engram/core';
 import { boundaryRecord, episodeRecord } from './episode-records';
 import type { SegmenterState } from './segmenter-state';
 import {

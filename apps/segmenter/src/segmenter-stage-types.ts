@@ -7,7 +7,7 @@ import type {
   SegmenterOutput,
   SessionState,
 } from '@engram/core';
-import type { TopicCodec } from '@engram/kafka';
+import type { TopicCodec } from '@engram/core';
 import { THREADS_KEY_PREFIX, type LinkEvidence } from './thread-linker';
 
 // What a SegmenterStage is given (topics, codecs, input positions, redaction, embeddings) and

@@ -1,6 +1,6 @@
 import type { Episode, ThreadLinkDecision } from '@engram/contracts';
 import { segmenterSettings } from '@engram/core';
-import type { AnyStageOutput, Delivered, StageOutput } from '@engram/kafka';
+import type { AnyStageOutput, Delivered, StageOutput } from '@engram/core';
 import { describe, expect, it } from 'vitest';
 import { recordedStream } from '../../../test/integration/support/recorded-sessions';
 import {

@@ -7,7 +7,7 @@ import {
   type SegmenterOutput,
   type SegmenterSettings,
 } from '@engram/core';
-import type { AnyStageOutput, Delivered, ExactlyOnceStage } from '@engram/kafka';
+import type { AnyStageOutput, Delivered, ExactlyOnceStage } from '@engram/core';
 import { SegmenterEventHandler } from './segmenter-event-handler';
 import { SegmenterOutputs } from './segmenter-outputs';
 import { SegmenterState } from './segmenter-state';

@@ -6,7 +6,7 @@ import {
   type ReviewCommand,
   type TopicCodec,
 } from '@engram/core';
-import { valueSubject } from '@engram/kafka';
+import { valueSubject } from '@engram/core';
 
 /**
  * What reaches a project's reflector, through the distiller's internal topic keyed by project: a

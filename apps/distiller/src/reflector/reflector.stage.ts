@@ -21,7 +21,7 @@ import type {
   ExactlyOnceStage,
   StageOutput,
   TopicCodec,
-} from '@engram/kafka';
+} from '@engram/core';
 import { Logger } from '@nestjs/common';
 import type { ProjectReflector } from './project-reflector';
 import { reflectorProjectKey, type ReflectorWork } from './reflector-work';

@@ -1,7 +1,7 @@
 // A session stage over an in-memory changelog, for the observer's unit tests (test support only).
 import { DownstreamUnavailableError, observerSettings, type ObserverSettings } from '@engram/core';
-import type { AnyStageOutput, Delivered, RawStageOutput } from '@engram/kafka';
-import type { ObserverGraphBatch, ObserverGraphWriter } from '@engram/neo4j';
+import type { AnyStageOutput, Delivered, RawStageOutput } from '@engram/core';
+import type { ObserverGraphBatch, ObserverGraphWriter } from '@engram/core';
 import { DEFAULT_OBSERVER_TOPICS, ObserverStage, type ToolCallPositions } from '../observer.stage';
 
 export class FakeWriter implements ObserverGraphWriter {

@@ -9,7 +9,7 @@ import {
   type Delivered,
   type StageOutput,
 } from '@engram/kafka';
-import type { ObserverGraphBatch } from '@engram/neo4j';
+import type { ObserverGraphBatch } from '@engram/core';
 import { Type, type Schema } from 'avsc';
 import { expect } from 'vitest';
 import { DEFAULT_OBSERVER_TOPICS, ObserverStage } from '../observer.stage';

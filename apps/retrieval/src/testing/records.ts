@@ -1,6 +1,6 @@
 import type { Episode, Memory, PromptSubmitted } from '@engram/contracts';
 import { NO_MEMORY_DETAILS, type Delivered } from '@engram/core';
-import type { DeliveredTombstone } from '@engram/kafka';
+import type { DeliveredTombstone } from '@engram/core';
 import { prompt as userPrompt } from '../../../../libs/core/src/retrieval/testing/fixtures';
 
 // Builders of contract records for the indexer's specs and integration test (not exported from
