@@ -8,11 +8,10 @@ import {
   createElasticsearchClient,
   ensureMemoryAccessIndex,
   ensureRetrievalIndices,
-  memoryDocument,
   retrievalIndexNames,
-  withEmbedding,
   writeAccessUpdates,
 } from '@engram/elasticsearch';
+import { memoryDocument, withEmbedding } from '@engram/core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { memoryRecord, PROJECT, TENANT } from '../../apps/retrieval/src/testing/records';
 import { eventually, uniqueName } from './support/unique';

@@ -4,13 +4,13 @@
 import {
   CandidateSearcher,
   createElasticsearchClient,
-  embeddingFields,
   ensureRetrievalIndices,
   retrievalIndexDefinition,
   retrievalIndexNames,
   scopeFilter,
   type CandidateQuery,
 } from '@engram/elasticsearch';
+import { embeddingFields } from '@engram/core';
 import { modelVector } from '@engram/core';
 import type { DiagnosticListenerFull } from '@elastic/transport/lib/Diagnostic';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';

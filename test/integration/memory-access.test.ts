@@ -11,12 +11,10 @@ import {
   createElasticsearchClient,
   ensureRetrievalIndices,
   memoryAccessMapping,
-  memoryDocument,
   retrievalIndexNames,
   storedCounters,
-  withEmbedding,
-  type MemoryDocument,
 } from '@engram/elasticsearch';
+import { memoryDocument, withEmbedding, type MemoryDocument } from '@engram/core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { elasticsearchRecallStore } from '../../apps/retrieval/src/recall-store';
 import { memoryRecord, PROJECT, TENANT } from '../../apps/retrieval/src/testing/records';

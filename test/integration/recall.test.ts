@@ -19,16 +19,18 @@ import {
   BulkWriter,
   createElasticsearchClient,
   ensureRetrievalIndices,
-  episodeDocument,
-  memoryDocument,
   retrievalIndexNames,
-  turnDocument,
-  withEmbedding,
   type BulkOperation,
   type ElasticsearchIndexNames,
+} from '@engram/elasticsearch';
+import {
+  episodeDocument,
+  memoryDocument,
+  turnDocument,
+  withEmbedding,
   type MemoryDocument,
   type SearchFields,
-} from '@engram/elasticsearch';
+} from '@engram/core';
 import { resetConfigForTests } from '@engram/config';
 import { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';

@@ -3,11 +3,9 @@ import {
   createElasticsearchClient,
   ElasticsearchReembedder,
   ensureRetrievalIndices,
-  memoryDocument,
   retrievalIndexNames,
-  withEmbedding,
-  type MemoryDocument,
 } from '@engram/elasticsearch';
+import { memoryDocument, withEmbedding, type MemoryDocument } from '@engram/core';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { reembed } from '../../apps/engram/src/commands/reindex.command';
 import { memory } from '../../libs/core/src/retrieval/testing/fixtures';

@@ -6,9 +6,9 @@ import {
   ensureRetrievalIndices,
   retrievalIndexDefinition,
   retrievalIndexNames,
-  unpackVector,
   type RetrievalIndexNames,
 } from '@engram/elasticsearch';
+import { unpackVector } from '@engram/core';
 import {
   contractCodec,
   deadLetterTopic,

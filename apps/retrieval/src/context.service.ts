@@ -34,7 +34,7 @@ import {
   type EpisodeDocument,
   type MemoryDocument,
   type TurnDocument,
-} from '@engram/elasticsearch';
+} from '@engram/core';
 import type { AccessTracker } from './access-tracker';
 import type { RecallStore } from './recall-store';
 import type { RecallService } from './recall.service';

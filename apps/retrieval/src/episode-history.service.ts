@@ -15,7 +15,7 @@ import {
   anyOfFilter,
   episodeFilters,
 } from '@engram/core';
-import { episodeFromSource, type EpisodeDocument } from '@engram/elasticsearch';
+import { episodeFromSource, type EpisodeDocument } from '@engram/core';
 import { optionalCount } from './context.service';
 import type { RecallStore } from './recall-store';
 import type { RecallService } from './recall.service';

@@ -22,7 +22,7 @@ import {
   SqliteEventLogAdapter,
   SqliteRetrievalStore,
 } from '@engram/embedded';
-import { memoryFromSource, type MemoryDocument } from '@engram/elasticsearch';
+import { memoryFromSource, type MemoryDocument } from '@engram/core';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createRecallStack } from './retrieval-backend';
 import { sqliteBackend } from './sqlite-backend';

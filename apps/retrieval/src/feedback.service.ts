@@ -12,7 +12,7 @@ import {
   anyOfFilter,
   memoryFilters,
 } from '@engram/core';
-import { memoryFromSource, type MemoryDocument } from '@engram/elasticsearch';
+import { memoryFromSource, type MemoryDocument } from '@engram/core';
 import type { RecallStore } from './recall-store';
 import type { PublishRecords } from './remember.service';
 

@@ -16,7 +16,7 @@ import {
   memoryFilters,
   relatedFileFilter,
 } from '@engram/core';
-import { memoryFromSource, type MemoryDocument } from '@engram/elasticsearch';
+import { memoryFromSource, type MemoryDocument } from '@engram/core';
 import type { RecallStore } from './recall-store';
 
 /** What bites when a file changes: the knowledge about it and the files it drags along. */

@@ -6,7 +6,7 @@ import {
   memoryDocument,
   turnDocument,
   type SearchFields,
-} from '@engram/elasticsearch';
+} from '@engram/core';
 import type { DeliveredOrTombstone, DeliveredTombstone } from '@engram/core';
 
 /** A write the indexer will make once the text is embedded. */

@@ -6,7 +6,7 @@ import {
   type RankingConfig,
   type RecallQuery,
 } from '@engram/core';
-import { episodeText as indexedEpisodeText } from '@engram/elasticsearch';
+import { episodeText as indexedEpisodeText } from '@engram/core';
 import type { RecallHit } from './recall-tier-ranking';
 
 /**

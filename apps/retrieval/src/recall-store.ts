@@ -21,8 +21,8 @@ import {
   withCountedAccess,
   writeAccessUpdates,
   type ElasticsearchIndexNames,
-  type MemoryDocument,
 } from '@engram/elasticsearch';
+import { type MemoryDocument } from '@engram/core';
 
 /** The port, defined by the core (libs/core/src/ports/recall-store.port.ts). */
 export type { RecallStore } from '@engram/core';

@@ -12,16 +12,16 @@ import {
   type TemporalConstraint,
   type TierHit,
 } from '@engram/core';
+import { type Candidates } from '@engram/elasticsearch';
 import {
   episodeFromSource,
   memoryFromSource,
   turnFromSource,
   vectorOfSource,
-  type Candidates,
   type EpisodeDocument,
   type MemoryDocument,
   type TurnDocument,
-} from '@engram/elasticsearch';
+} from '@engram/core';
 
 // One tier of a recall: its candidates as the store found them, ranked by the pure core into
 // hits of that tier (RecallService searches, then merges the tiers: recall-hit-merge.ts).

@@ -12,7 +12,7 @@ import {
   turnDocument,
   withEmbedding,
   type SearchFields,
-} from '@engram/elasticsearch';
+} from '@engram/core';
 import { modelVector, type RecallTier } from '@engram/core';
 import { describe, expect, it } from 'vitest';
 import type { AccessTracker } from './access-tracker';

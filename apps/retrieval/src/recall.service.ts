@@ -26,7 +26,7 @@ import {
   type StoreFilter,
   type TemporalConstraint,
 } from '@engram/core';
-import type { EpisodeDocument, MemoryDocument, TurnDocument } from '@engram/elasticsearch';
+import type { EpisodeDocument, MemoryDocument, TurnDocument } from '@engram/core';
 import { Logger } from '@nestjs/common';
 import type { AccessTracker } from './access-tracker';
 import { mergeRecallHits } from './recall-hit-merge';

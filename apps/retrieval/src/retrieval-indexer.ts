@@ -7,7 +7,7 @@ import {
   type RecallStoreWriter,
   type StoreWrite,
 } from '@engram/core';
-import { withEmbedding } from '@engram/elasticsearch';
+import { withEmbedding } from '@engram/core';
 import {
   lastWins,
   planAccessCleanup,

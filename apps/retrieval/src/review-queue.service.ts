@@ -5,7 +5,7 @@ import {
   REVIEW_QUEUE_FILTERS,
   reviewReason,
 } from '@engram/core';
-import { memoryFromSource, type MemoryDocument } from '@engram/elasticsearch';
+import { memoryFromSource, type MemoryDocument } from '@engram/core';
 import type { RecallStore } from './recall-store';
 
 export interface ReviewQueueRequest {

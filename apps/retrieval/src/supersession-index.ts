@@ -5,7 +5,7 @@ import {
   SUPERSESSION_RULE,
   type RecallStore,
 } from '@engram/core';
-import { memoryFromSource, type MemoryDocument } from '@engram/elasticsearch';
+import { memoryFromSource, type MemoryDocument } from '@engram/core';
 import type { DeliveredOrTombstone } from '@engram/core';
 
 /**

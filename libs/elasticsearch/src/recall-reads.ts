@@ -2,7 +2,7 @@ import type { Client } from '@elastic/elasticsearch';
 import type { SearchHit } from '@elastic/elasticsearch/lib/api/types';
 import type { RecallScope, SessionActivity } from '@engram/core';
 import { classifyElasticsearchError } from './elasticsearch-client';
-import type { EpisodeDocument } from './retrieval-documents';
+import type { EpisodeDocument } from '@engram/core';
 import type { RetrievalTier } from './retrieval-indices';
 import { scopeFilter } from './search-filters';
 

@@ -11,7 +11,7 @@ import {
   workStateFilters,
 } from '@engram/core';
 import { describe, expect, it } from 'vitest';
-import { episodeFromSource, vectorOfSource } from './document-records';
+import { episodeFromSource, vectorOfSource } from '@engram/core';
 import {
   knnSimilarity,
   lexicalSearchBody,

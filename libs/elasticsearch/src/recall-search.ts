@@ -12,7 +12,7 @@ import {
   type StoreCandidates,
 } from '@engram/core';
 import { classifyElasticsearchError } from './elasticsearch-client';
-import { vectorToJson, withUnpackedVector } from './retrieval-documents';
+import { vectorToJson, withUnpackedVector } from '@engram/core';
 import { sameModelFilter, type Filter } from './search-filters';
 
 // The query side of the three retrieval indices (SPEC §7): candidate lists for the pure ranking

@@ -2,7 +2,7 @@ import type { Client } from '@elastic/elasticsearch';
 import type { QueryDslQueryContainer } from '@elastic/elasticsearch/lib/api/types';
 import { MisconfigurationError, modelVector } from '@engram/core';
 import { classifyElasticsearchError } from './elasticsearch-client';
-import { embeddingFields } from './retrieval-documents';
+import { embeddingFields } from '@engram/core';
 import type { RetrievalIndexNames, RetrievalTier } from './retrieval-indices';
 
 // `engram reindex --distributed`: the documents of a retrieval index whose vector is not of the

@@ -2,12 +2,7 @@ import type { MappingProperty } from '@elastic/elasticsearch/lib/api/types';
 import { MisconfigurationError, modelVector } from '@engram/core';
 import { describe, expect, it } from 'vitest';
 import { EVENT_FIXTURES } from '../../contracts/src/testing/event-fixtures';
-import {
-  episodeDocument,
-  memoryDocument,
-  turnDocument,
-  withEmbedding,
-} from './retrieval-documents';
+import { episodeDocument, memoryDocument, turnDocument, withEmbedding } from '@engram/core';
 import {
   RETRIEVAL_TIERS,
   retrievalIndexDefinition,

@@ -1,7 +1,7 @@
 import type { Client } from '@elastic/elasticsearch';
 import { classifyElasticsearchError } from './elasticsearch-client';
 import type { Filter } from './search-filters';
-import { withUnpackedVector } from './retrieval-documents';
+import { withUnpackedVector } from '@engram/core';
 
 // Filtered listings of a retrieval index, without a query text: what the rpcs beside Recall read
 // (injection candidates about a file, a session's turns and episodes, an episode by id, the

@@ -2,12 +2,11 @@ import type { Client } from '@elastic/elasticsearch';
 import { DEFAULT_IDLE_MERGE_POLICY, modelVector } from '@engram/core';
 import {
   BulkWriter,
-  memoryDocument,
   mergeToOneSegment,
-  withEmbedding,
   type BulkOperation,
   type RetrievalIndexNames,
 } from '@engram/elasticsearch';
+import { memoryDocument, withEmbedding } from '@engram/core';
 import { progressBar } from '../progress';
 import { MODEL, type RecallCorpus } from './bench-recall-corpus';
 import type { DistributedRecallSizeBench } from './bench-recall-distributed-report';

@@ -1,7 +1,7 @@
 import { createEmbedder, type Embedder } from '@engram/ai';
 import { errorMessage } from '@engram/core';
 import { SqliteRetrievalStore, type RetrievalStoreOperation } from '@engram/embedded';
-import { memoryDocument, withEmbedding } from '@engram/elasticsearch';
+import { memoryDocument, withEmbedding } from '@engram/core';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -18,11 +18,10 @@ import {
 } from '@engram/core';
 import {
   createElasticsearchClient,
-  memoryFromSource,
   retrievalIndexNames,
   tenantsWithProject,
-  type MemoryDocument,
 } from '@engram/elasticsearch';
+import { memoryFromSource, type MemoryDocument } from '@engram/core';
 import { SqliteEventLog, SqliteEventLogAdapter, SqliteRetrievalStore } from '@engram/embedded';
 import {
   AvroRegistry,

@@ -49,3 +49,7 @@ export * from './tenant-access';
 export * from './write-roles';
 export * from './idle-merge';
 export * from './bm25';
+export * from './working-tree-check';
+export * from './working-tree-filter';
+export * from './store-documents';
+export * from './store-document-records';

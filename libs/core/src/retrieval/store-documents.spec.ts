@@ -1,7 +1,8 @@
 import type { Episode, Memory, PromptSubmitted } from '@engram/contracts';
-import { InvalidEventError, modelVector } from '@engram/core';
+import { InvalidEventError } from '../errors/engram-error';
+import { modelVector } from './model-vector';
 import { describe, expect, it } from 'vitest';
-import { EVENT_FIXTURES } from '../../contracts/src/testing/event-fixtures';
+import { EVENT_FIXTURES } from '../../../contracts/src/testing/event-fixtures';
 import {
   documentId,
   episodeDocument,
@@ -14,7 +15,7 @@ import {
   vectorToJson,
   withEmbedding,
   withUnpackedVector,
-} from './retrieval-documents';
+} from './store-documents';
 
 const memory = (overrides: Partial<Memory> = {}): Memory => ({
   ...EVENT_FIXTURES.Memory,

@@ -1,6 +1,6 @@
 import type { Episode, Memory, PromptSubmitted } from '@engram/contracts';
-import { storedVector, type ModelVector } from '@engram/core';
-import type { EpisodeDocument, MemoryDocument, TurnDocument } from './retrieval-documents';
+import { storedVector, type ModelVector } from './model-vector';
+import type { EpisodeDocument, MemoryDocument, TurnDocument } from './store-documents';
 
 // The records the retrieval documents hold, back from a search's `_source`: the search fields
 // (text, provenance, the packed vector) taken off again.

@@ -1,16 +1,13 @@
 import type { Episode, Memory, PromptSubmitted } from '@engram/contracts';
-import {
-  episodeProvenance,
-  InvalidEventError,
-  memoryProvenance,
-  promptContentProblem,
-  DEFAULT_SEGMENTER_SETTINGS,
-  redactSecrets,
-  type ModelVector,
-  type Provenance,
-} from '@engram/core';
+import { InvalidEventError } from '../errors/engram-error';
+import { redactSecrets } from '../redaction/redact-secrets';
+import { promptContentProblem } from '../segmentation/prompt-validation';
+import { DEFAULT_SEGMENTER_SETTINGS } from '../segmentation/segmenter-settings';
+import type { ModelVector } from './model-vector';
+import { episodeProvenance, memoryProvenance, type Provenance } from './provenance';
 
-// Pure mapping from contract records to the documents of the three retrieval indices. Documents
+// Pure mapping from contract records to the documents of the three retrieval tiers, the same in
+// both stores (Elasticsearch indices, the SQLite retrieval store). Documents
 // depend on nothing but the record and the embedding: replaying a topic rebuilds the same
 // documents under the same `_id`s (memoryId, episodeId, eventId).
 
