@@ -13,6 +13,7 @@ import {
   retainRequest,
   reviseMemoriesForCommit,
   type CommitFileChanges,
+  type MemoriesById,
   type MemoriesByFile,
   type CandidateEmbedding,
   type DraftCandidate,
@@ -23,6 +24,7 @@ import {
   decodeStateJson,
   encodeStateJson,
   CommittedChangelog,
+  withPropagatedConfidence,
 } from '@engram/core';
 import type {
   AnyStageOutput,
@@ -56,9 +58,10 @@ export interface ProjectPromotionOptions {
   synthesiser?: Synthesiser;
   /**
    * The project's memories about a path (the compacted memory topic), for commits' renames and
-   * deletions (issue #20). Absent: commits leave the memories alone.
+   * deletions (issue #20), and by id, for the confidence propagation of re-promotions. Absent:
+   * commits leave the memories alone; without `memoriesWithIds`, nothing propagates.
    */
-  memoriesByFile?: MemoriesByFile;
+  memoriesByFile?: MemoriesByFile & Partial<MemoriesById>;
 }
 
 /** Enough for a project's recent memories; older ones are still deduplicated by their ids. */
@@ -97,6 +100,8 @@ export class ProjectPromotionStage implements ExactlyOnceStage<ProjectWork> {
     rejected: 0,
     /** Next versions written for commits' renames and deletions. */
     revisedForFiles: 0,
+    /** Next versions of related memories a re-promotion's confidence change moved. */
+    propagated: 0,
     committedWorks: 0,
     committedMemories: 0,
   };
@@ -123,7 +128,8 @@ export class ProjectPromotionStage implements ExactlyOnceStage<ProjectWork> {
   async transform(items: Delivered<ProjectWork>[]): Promise<AnyStageOutput[]> {
     this.transformDone = false;
     const working = new Map<string, ProjectRecord>();
-    const memories: Memory[] = [];
+    let memories: Memory[] = [];
+    const repromoted = new Set<string>();
     const withdrawn: string[] = [];
     const changed = new Set<ProjectRecord>();
     const fileChanges: CommitFileChanges[] = [];
@@ -137,7 +143,9 @@ export class ProjectPromotionStage implements ExactlyOnceStage<ProjectWork> {
       const evaluated = await this.evaluate(record);
       memories.push(...evaluated.memories);
       withdrawn.push(...evaluated.withdrawn);
+      for (const memoryId of evaluated.repromoted) repromoted.add(memoryId);
     }
+    memories = await this.withPropagation(memories, repromoted);
     for (const changes of fileChanges) {
       memories.push(...(await this.reviseForCommit(changes, memories)));
     }
@@ -211,7 +219,7 @@ export class ProjectPromotionStage implements ExactlyOnceStage<ProjectWork> {
    */
   private async evaluate(
     record: ProjectRecord,
-  ): Promise<{ memories: Memory[]; withdrawn: string[] }> {
+  ): Promise<{ memories: Memory[]; withdrawn: string[]; repromoted: string[] }> {
     const requests = record.requests ?? [];
     const emitted = (record.emitted ??= {});
     const result = await promoteConverged(requests, {
@@ -227,9 +235,11 @@ export class ProjectPromotionStage implements ExactlyOnceStage<ProjectWork> {
       ...(this.options.synthesiser && { synthesiser: this.options.synthesiser }),
     });
     const memories: Memory[] = [];
+    const repromoted: string[] = [];
     for (const memory of result.memories.values()) {
       const digest = digestOf(memory);
       if (emitted[memory.memoryId] === digest) continue;
+      if (emitted[memory.memoryId] !== undefined) repromoted.push(memory.memoryId);
       emitted[memory.memoryId] = digest;
       memories.push(memory);
     }
@@ -243,7 +253,22 @@ export class ProjectPromotionStage implements ExactlyOnceStage<ProjectWork> {
     this.freeze(record, result.outcomes, emitted, frozen);
     this.noteRejections(result.rejected);
     this.counters.memories += memories.length;
-    return { memories, withdrawn };
+    return { memories, withdrawn, repromoted };
+  }
+
+  /**
+   * Issue #20: the re-promotions whose confidence changed move the memories their relations reach
+   * (core `withPropagatedConfidence`), in this transaction. Only re-promotions read the memory
+   * topic: a first promotion has no previous confidence.
+   */
+  private async withPropagation(memories: Memory[], repromoted: Set<string>): Promise<Memory[]> {
+    const lookup = this.options.memoriesByFile;
+    if (!lookup?.memoriesWithIds || repromoted.size === 0) return memories;
+    const written = await withPropagatedConfidence(memories, repromoted, (scope, ids) =>
+      lookup.memoriesWithIds!(scope, ids),
+    );
+    this.counters.propagated += written.length - memories.length;
+    return written;
   }
 
   /** The oldest requests beyond MAX_RETAINED_REQUESTS leave; what they promoted stays. */

@@ -3,6 +3,7 @@ import {
   applyFeedback,
   feedbackDeletes,
   InvalidRecallRequestError,
+  loadRelatedMemories,
   MisconfigurationError,
   parseFeedback,
   propagateConfidence,
@@ -79,7 +80,7 @@ export class FeedbackService {
    * When the feedback moved the memory's confidence, the next versions of the memories its
    * relations reach that move with it (core `propagateConfidence`: the seed's coefficients, stop
    * below 0.05, cycle-safe). The store gives the project's memories the relations name, hop by
-   * hop, up to PROPAGATION_HOPS hops and PROPAGATION_MEMORIES memories.
+   * hop (core `loadRelatedMemories`: bounded hops and memories).
    */
   private async propagated(
     request: FeedbackRequest,
@@ -87,20 +88,7 @@ export class FeedbackService {
     next: Memory,
   ): Promise<Memory[]> {
     if (next.confidence === before) return [];
-    const loaded = new Map<string, Memory>([[next.memoryId, next]]);
-    let frontier = [next];
-    for (let hop = 0; hop < PROPAGATION_HOPS && frontier.length > 0; hop += 1) {
-      const wanted = [
-        ...new Set(
-          frontier.flatMap((m) => (m.relations ?? []).flatMap((r) => r.targetMemoryId ?? [])),
-        ),
-      ]
-        .filter((id) => !loaded.has(id))
-        .slice(0, PROPAGATION_MEMORIES - loaded.size);
-      if (wanted.length === 0) break;
-      frontier = await this.memoriesOfProject(request, wanted);
-      for (const memory of frontier) loaded.set(memory.memoryId, memory);
-    }
+    const loaded = await loadRelatedMemories([next], (ids) => this.memoriesOfProject(request, ids));
     const moved = propagateConfidence(next, before, (id) => loaded.get(id));
     return propagatedVersions(moved, loaded, next);
   }
@@ -154,11 +142,3 @@ export class FeedbackService {
     return stored.map(({ source }) => memoryFromSource(source));
   }
 }
-
-/**
- * How far Feedback follows relations to propagate a confidence change: a change shrinks at every
- * hop (coefficients ≤ 0.8) and stops below 0.05, so a change of 1 dies out within 14 hops.
- */
-const PROPAGATION_HOPS = 14;
-/** At most this many memories are loaded for one feedback (a bounded write). */
-const PROPAGATION_MEMORIES = 200;

@@ -2,7 +2,10 @@ import type { Memory, RelationType } from '@engram/contracts';
 import { describe, expect, it } from 'vitest';
 import { memory } from '../retrieval/testing/fixtures';
 import {
+  loadRelatedMemories,
+  PROPAGATION_MEMORIES,
   propagateConfidence,
+  propagateConfidenceChanges,
   propagatedVersions,
   type PropagationMemory,
 } from './confidence-propagation';
@@ -115,5 +118,80 @@ describe('propagatedVersions', () => {
     expect(next.eventId).not.toBe(b.eventId);
     expect(propagatedVersions(moved, new Map([['b', b]]), cause)[0].eventId).toBe(next.eventId);
     expect(propagatedVersions(moved, new Map(), cause)).toEqual([]);
+  });
+});
+
+/** A stored memory with `node`'s relations. */
+function stored(memoryId: string, confidence: number, ...edges: Edge[]): Memory {
+  return memory({
+    memoryId,
+    confidence,
+    relations: node(memoryId, confidence, ...edges).relations,
+  });
+}
+
+describe('loadRelatedMemories', () => {
+  it('should load hop by hop what the relations name, each once, the origins included', async () => {
+    const graph = new Map(
+      [
+        stored('b', 0.5, ['validates', 'c'], ['validates', 'a']),
+        stored('c', 0.5, ['derived_from', 'b']),
+      ].map((m) => [m.memoryId, m]),
+    );
+    const asked: string[][] = [];
+    const loaded = await loadRelatedMemories(
+      [stored('a', 0.9, ['validates', 'b'], ['validates', 'gone'])],
+      (ids) => {
+        asked.push(ids);
+        return Promise.resolve(ids.flatMap((id) => graph.get(id) ?? []));
+      },
+    );
+    expect([...loaded.keys()]).toEqual(['a', 'b', 'c']);
+    expect(asked).toEqual([['b', 'gone'], ['c']]);
+  });
+
+  it('should stop at PROPAGATION_MEMORIES memories', async () => {
+    const fan = Array.from({ length: PROPAGATION_MEMORIES + 50 }, (_, i): Edge => [
+      'validates',
+      `m${i}`,
+    ]);
+    const loaded = await loadRelatedMemories([stored('a', 0.9, ...fan)], (ids) =>
+      Promise.resolve(ids.map((id) => stored(id, 0.5))),
+    );
+    expect(loaded.size).toBe(PROPAGATION_MEMORIES);
+  });
+});
+
+describe('propagateConfidenceChanges', () => {
+  it('should apply each change from the versions the ones before it wrote, latest per memory', () => {
+    // a: 0.5 → 0.9 moves b by 0.24; c: 0.5 → 0.3 then moves b (now 0.74) by 0.6 · −0.2.
+    const a = stored('a', 0.9, ['validates', 'b']);
+    const c = stored('c', 0.3, ['validates', 'b']);
+    const b = stored('b', 0.5);
+    const written = propagateConfidenceChanges(
+      [
+        { memory: a, before: 0.5 },
+        { memory: c, before: 0.5 },
+      ],
+      new Map([['b', b]]),
+    );
+    expect(written.map((m) => [m.memoryId, Number(m.confidence.toFixed(4))])).toEqual([
+      ['b', 0.62],
+    ]);
+    expect(written[0].sourceEventIds).toEqual(expect.arrayContaining([a.eventId, c.eventId]));
+  });
+
+  it('should see the other changed memories at their new confidence, and skip unchanged ones', () => {
+    // a and b both changed in the write; b validates a: a moves from its new 0.9, not 0.5.
+    const a = stored('a', 0.9);
+    const b = stored('b', 0.8, ['validates', 'a']);
+    const written = propagateConfidenceChanges(
+      [
+        { memory: a, before: 0.9 },
+        { memory: b, before: 0.4 },
+      ],
+      new Map([['a', stored('a', 0.5)]]),
+    );
+    expect(written.map((m) => [m.memoryId, Number(m.confidence.toFixed(4))])).toEqual([['a', 1]]);
   });
 });

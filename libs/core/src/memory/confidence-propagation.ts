@@ -113,3 +113,70 @@ export function propagatedVersions(
 function clampUnit(value: number): number {
   return Math.min(1, Math.max(0, value));
 }
+
+/**
+ * How far a confidence change is followed: a change shrinks at every hop (coefficients ≤ 0.8)
+ * and stops below 0.05, so a change of 1 dies out within 14 hops.
+ */
+export const PROPAGATION_HOPS = 14;
+/** At most this many memories are loaded for one write (a bounded write). */
+export const PROPAGATION_MEMORIES = 200;
+
+/**
+ * The memories the relations of `origins` reach, hop by hop (up to PROPAGATION_HOPS hops and
+ * PROPAGATION_MEMORIES memories), with `origins` among them: what `propagateConfidence` may move.
+ * `load` gives the memories of the caller's project among the ids (a missing one is not moved).
+ */
+export async function loadRelatedMemories(
+  origins: readonly Memory[],
+  load: (memoryIds: string[]) => Promise<Memory[]>,
+): Promise<Map<string, Memory>> {
+  const loaded = new Map<string, Memory>(origins.map((m) => [m.memoryId, m]));
+  let frontier: readonly Memory[] = origins;
+  for (let hop = 0; hop < PROPAGATION_HOPS && frontier.length > 0; hop += 1) {
+    const wanted = [
+      ...new Set(
+        frontier.flatMap((m) => (m.relations ?? []).flatMap((r) => r.targetMemoryId ?? [])),
+      ),
+    ]
+      .filter((id) => !loaded.has(id))
+      .slice(0, Math.max(0, PROPAGATION_MEMORIES - loaded.size));
+    if (wanted.length === 0) break;
+    frontier = (await load(wanted)).filter((m) => !loaded.has(m.memoryId));
+    for (const memory of frontier) loaded.set(memory.memoryId, memory);
+  }
+  return loaded;
+}
+
+/** A memory's new version and the confidence its previous version had. */
+export interface ConfidenceChange {
+  memory: Memory;
+  before: number;
+}
+
+/**
+ * The versions propagation moves when several memories change in one write (the observer's
+ * re-promotions of a transaction), latest per memory, in the order they were last moved. The
+ * changes apply in the order given, each from the versions the ones before it wrote, so the
+ * same changes over the same memories always give the same versions. `memories`: the current
+ * versions the relations may reach (`loadRelatedMemories`); the changed memories' new versions
+ * take their place.
+ */
+export function propagateConfidenceChanges(
+  changes: readonly ConfidenceChange[],
+  memories: ReadonlyMap<string, Memory>,
+): Memory[] {
+  const latest = new Map(memories);
+  for (const { memory } of changes) latest.set(memory.memoryId, memory);
+  const moved = new Map<string, Memory>();
+  for (const { memory, before } of changes) {
+    if (memory.confidence === before) continue;
+    const changed = propagateConfidence(memory, before, (id) => latest.get(id));
+    for (const version of propagatedVersions(changed, latest, memory)) {
+      latest.set(version.memoryId, version);
+      moved.delete(version.memoryId);
+      moved.set(version.memoryId, version);
+    }
+  }
+  return [...moved.values()];
+}

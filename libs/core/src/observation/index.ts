@@ -37,6 +37,7 @@ export * from './promotion/memory-builder';
 export * from './promotion/promotion-pipeline';
 export * from './promotion/converged-promotion';
 export * from './promotion/recent-evidence';
+export * from './promotion/repromotion-propagation';
 export * from './git-co-commits';
 export * from './work-unit-outcome';
 export * from './work-unit-outcome-memory';

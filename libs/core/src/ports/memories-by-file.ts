@@ -25,7 +25,16 @@ export interface MemoriesWithFiles {
 }
 
 /**
- * MemoriesByFile (and MemoriesWithFiles) over a CompactedView of the compacted memory topic (memory.memories.v1), on any event log: each
+ * The latest versions of a project's memories among the ids (another project's are not
+ * returned): what the observer's re-promotions propagate confidence to (issue #20). It must see
+ * every version committed before the call.
+ */
+export interface MemoriesById {
+  memoriesWithIds(scope: ProjectScope, memoryIds: readonly string[]): Promise<Memory[]>;
+}
+
+/**
+ * MemoriesByFile (with MemoriesWithFiles and MemoriesById) over a CompactedView of the compacted memory topic (memory.memories.v1), on any event log: each
  * call reads what was appended since the last, then scans the latest versions. Reads only
  * committed records, so a stage that publishes the next versions in its transaction sees them on
  * its next call. Holds every memory in memory: meant for the embedded log and for commits (rare),
@@ -34,7 +43,7 @@ export interface MemoriesWithFiles {
 export function memoriesByFileOn(view: {
   refresh(): Promise<unknown>;
   values(): readonly Memory[];
-}): MemoriesByFile & MemoriesWithFiles {
+}): MemoriesByFile & MemoriesWithFiles & MemoriesById {
   // One refresh at a time: the observer's two stages share the view, and interleaved reads
   // could apply an older page after a newer one.
   let last: Promise<unknown> = Promise.resolve();
@@ -61,6 +70,19 @@ export function memoriesByFileOn(view: {
             memory.tenantId === scope.tenantId &&
             memory.projectId === scope.projectId &&
             (memory.relatedFiles ?? []).length > 0,
+        );
+    },
+    async memoriesWithIds(scope, memoryIds) {
+      if (memoryIds.length === 0) return [];
+      await refreshed();
+      const wanted = new Set(memoryIds);
+      return view
+        .values()
+        .filter(
+          (memory) =>
+            wanted.has(memory.memoryId) &&
+            memory.tenantId === scope.tenantId &&
+            memory.projectId === scope.projectId,
         );
     },
   };
