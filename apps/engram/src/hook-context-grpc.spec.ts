@@ -4,7 +4,7 @@ import { tenantTokens } from '@engram/core';
 import { SqliteRetrievalStore, sqliteStoreWriter } from '@engram/embedded';
 import { Logger, type INestMicroservice } from '@nestjs/common';
 import { Command } from 'commander';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -56,6 +56,9 @@ beforeAll(async () => {
   dataDir = join(root, 'data');
   repo = join(root, 'api');
   mkdirSync(join(repo, '.git'), { recursive: true });
+  // The file the corpus's memories are about exists in the working tree (they are injected).
+  mkdirSync(join(repo, 'src', 'auth'), { recursive: true });
+  writeFileSync(join(repo, AUTH_FILE), 'export {};\n');
   store = SqliteRetrievalStore.open({ dataDir });
   const indexer = new RetrievalIndexer(LEXICAL_ONLY_EMBEDDER, sqliteStoreWriter(store));
   await indexRpcCorpus(indexer, rpcCorpus(Date.now()));

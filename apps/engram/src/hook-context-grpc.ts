@@ -1,5 +1,7 @@
 import { PROTO_LOADER_OPTIONS, recallProtoPath } from '@engram/contracts';
 import type { recallv1 } from '@engram/grpc';
+import type { ContextItemKind, CheckedContextItem, InjectedMemory } from '@engram/core';
+import type { MemoryType } from '@engram/contracts';
 import type { Metadata, requestCallback } from '@grpc/grpc-js';
 
 // `engram hook --distributed`'s memory source (issue #7, docs/claude-code-hooks.md): BuildContext
@@ -19,10 +21,10 @@ export interface RecallContextScope {
 export interface RecallContextClient {
   buildContext(
     input: RecallContextScope & { query: string },
-  ): Promise<Pick<recallv1.BuildContextResponse__Output, 'rendered'>>;
+  ): Promise<{ rendered: string; items: CheckedContextItem[] }>;
   injectForFile(
     input: RecallContextScope & { filePath: string; toolName: string },
-  ): Promise<Pick<recallv1.InjectForFileResponse__Output, 'rendered'>>;
+  ): Promise<{ rendered: string; memories: InjectedMemory[] }>;
   /** ListForReview: a page of the project's memories flagged needsReview (issue #20). */
   listForReview(input: {
     tenantId: string;
@@ -76,13 +78,24 @@ export async function openRecallContextClient(
       });
     });
   }
-  const rendered = async <R extends { rendered?: string }>(answer: Promise<R | undefined>) => ({
-    rendered: (await answer)?.rendered ?? '',
-  });
+  const context = async (answer: Promise<recallv1.BuildContextResponse__Output | undefined>) => {
+    const response = await answer;
+    return {
+      rendered: response?.rendered ?? '',
+      items: (response?.items ?? []).map(contextItemOf),
+    };
+  };
+  const injection = async (answer: Promise<recallv1.InjectForFileResponse__Output | undefined>) => {
+    const response = await answer;
+    return {
+      rendered: response?.rendered ?? '',
+      memories: (response?.memories ?? []).flatMap(injectedMemoryOf),
+    };
+  };
 
   return {
     buildContext: ({ tenantId, projectId, sessionId, query }) =>
-      rendered(
+      context(
         call<recallv1.BuildContextResponse__Output>('BuildContext', (metadata, done) =>
           stub.BuildContext(
             { scope: { tenantId, projectId }, sessionId, query },
@@ -93,7 +106,7 @@ export async function openRecallContextClient(
         ),
       ),
     injectForFile: ({ tenantId, projectId, sessionId, filePath, toolName }) =>
-      rendered(
+      injection(
         call<recallv1.InjectForFileResponse__Output>('InjectForFile', (metadata, done) =>
           stub.InjectForFile(
             { scope: { tenantId, projectId }, sessionId, filePath, toolName },
@@ -125,4 +138,31 @@ export async function openRecallContextClient(
     },
     close: () => stub.close(),
   };
+}
+
+/** A context item as the working-tree check and the core's renderer take it. */
+export function contextItemOf(item: recallv1.ContextItem__Output): CheckedContextItem {
+  return {
+    citationId: item.citationId,
+    // The proto's enum names the core's kinds (recall-rpcs-proto.ts contextItemKindToEnum).
+    kind: item.kind.replace(/^CONTEXT_ITEM_KIND_/, '').toLowerCase() as ContextItemKind,
+    text: item.text,
+    relatedFiles: item.relatedFiles,
+  };
+}
+
+/** An injected memory as the working-tree check and renderInjection take it. */
+export function injectedMemoryOf(scored: recallv1.ScoredMemory__Output): InjectedMemory[] {
+  const memory = scored.memory;
+  if (memory === null) return [];
+  return [
+    {
+      memory: {
+        memoryId: memory.memoryId,
+        memoryType: memory.type as MemoryType,
+        relatedFiles: memory.relatedFiles,
+      },
+      content: memory.content,
+    },
+  ];
 }

@@ -4,7 +4,7 @@ import { DEFAULT_RANKING_CONFIG } from '@engram/core';
 import { SqliteEventLog, sqliteStoreWriter } from '@engram/embedded';
 import { Logger } from '@nestjs/common';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -133,6 +133,9 @@ beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), 'engram-hook-socket-'));
   repo = join(root, 'api');
   mkdirSync(join(repo, '.git'), { recursive: true });
+  // The file the corpus's memories are about exists in the working tree (they are injected).
+  mkdirSync(join(repo, 'src', 'auth'), { recursive: true });
+  writeFileSync(join(repo, AUTH_FILE), 'export {};\n');
   dataDir = join(root, 'data');
   for (const script of [ENTRY, DIRECT]) scriptArgs(script);
   // `engram start` on the data dir: its services, its recall stack, its hook socket.

@@ -117,6 +117,7 @@ export function buildContextResponse(
       tokens: item.tokens,
       scores: item.score ? scoreMessage(item.score) : null,
       provenance: provenanceMessage(item.provenance),
+      relatedFiles: [...(item.relatedFiles ?? [])],
     })),
     rendered: context.rendered,
     tokensUsed: context.tokensUsed,

@@ -1,7 +1,14 @@
 import { loadConfig, type EngramConfig } from '@engram/config';
-import type { PendingReviews } from '@engram/core';
+import {
+  contextInWorkingTree,
+  injectionInWorkingTree,
+  type CheckedContextItem,
+  type InjectedMemory,
+  type PendingReviews,
+} from '@engram/core';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { workingTreeExists } from '../working-tree';
 import type { HookMemory, HookScope } from './hook-types';
 
 // Where a hook's memory context comes from: the embedded retrieval store in process, or the
@@ -208,30 +215,53 @@ export async function embeddedPendingProposals(dataDir: string, scope: HookScope
   }
 }
 
-/** BuildContext and InjectForFile as either source answers them (their `rendered` text). */
+/**
+ * BuildContext and InjectForFile as either source answers them: their `rendered` text, and the
+ * items or memories behind it with their related files (checked against the working tree).
+ */
 export interface ContextAnswers {
-  buildContext(input: HookScope & { query: string }): Promise<{ rendered: string }>;
+  buildContext(
+    input: HookScope & { query: string },
+  ): Promise<{ rendered: string; items?: readonly CheckedContextItem[] }>;
   injectForFile(
     input: HookScope & { filePath: string; toolName: string },
-  ): Promise<{ rendered: string }>;
+  ): Promise<{ rendered: string; memories?: readonly InjectedMemory[] }>;
   pendingReviews?: (scope: HookScope) => Promise<PendingReviews>;
   close(): Promise<void>;
 }
 
-/** What the hook prints from either source: the same text whichever answers. */
+/**
+ * What the hook prints from either source: the same text whichever answers. With the project
+ * root known, what is about files that are all gone from the working tree is left out first
+ * (seed 002 §7, layer 1: the service cannot stat the agent's files).
+ */
 export function hookMemoryOn(answers: ContextAnswers): HookMemory {
   return {
-    async buildContext(scope, query) {
+    async buildContext({ projectRoot, ...scope }, query) {
       const assembled = await answers.buildContext({ ...scope, query: query ?? '' });
-      return titled('Engram memory for this request', assembled.rendered);
+      const rendered =
+        projectRoot && assembled.items
+          ? contextInWorkingTree(
+              { items: assembled.items, rendered: assembled.rendered },
+              {
+                root: projectRoot,
+                exists: workingTreeExists(projectRoot),
+              },
+            ).answer.rendered
+          : assembled.rendered;
+      return titled('Engram memory for this request', rendered);
     },
-    async injectForFile(scope, filePath, toolName) {
+    async injectForFile({ projectRoot, ...scope }, filePath, toolName) {
       const selection = await answers.injectForFile({
         ...scope,
         filePath,
         toolName: EDITING_TOOLS.has(toolName) ? 'Edit' : toolName,
       });
-      return selection.rendered;
+      if (!projectRoot || !selection.memories) return selection.rendered;
+      return injectionInWorkingTree(
+        { memories: selection.memories, rendered: selection.rendered },
+        { root: projectRoot, exists: workingTreeExists(projectRoot) },
+      ).answer.rendered;
     },
     ...(answers.pendingReviews && { pendingReviews: answers.pendingReviews }),
     close: () => answers.close(),

@@ -94,6 +94,7 @@ export async function runHook(run: HookRun): Promise<HookOutcome> {
       tenantId: project.tenantId,
       projectId: project.projectId,
       sessionId: payload.session_id,
+      ...(project.projectRoot !== null && { projectRoot: project.projectRoot }),
     };
   } catch (error) {
     outcome.messages.push(`engram hook: ${errorMessage(error)}; nothing published`);

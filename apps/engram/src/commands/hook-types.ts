@@ -15,6 +15,8 @@ export interface HookScope {
   tenantId: string;
   projectId: string;
   sessionId: string;
+  /** The working tree (absolute), when known: injected memories are checked against it. */
+  projectRoot?: string;
 }
 
 /**

@@ -259,7 +259,10 @@ describe('runHook', () => {
       },
     });
     expect(asked).toEqual([
-      { scope: { tenantId: 'acme', projectId: 'shop', sessionId: SESSION }, query: 'fix login' },
+      {
+        scope: { tenantId: 'acme', projectId: 'shop', sessionId: SESSION, projectRoot: repo },
+        query: 'fix login',
+      },
     ]);
     const pre = await hook(
       payload('PreToolUse', {

@@ -16,6 +16,11 @@ export interface McpScope {
   userId: string | null;
   /** The session of calls that name none (one per server process). */
   sessionId: string;
+  /**
+   * The working tree (absolute), when known: what the tools return is checked against it — a
+   * memory about files that are all gone is left out of context and marked stale in a recall.
+   */
+  projectRoot?: string;
 }
 
 /** An argument combination a tool refuses before calling anything; the message names the field. */

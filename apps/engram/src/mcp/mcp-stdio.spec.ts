@@ -7,9 +7,9 @@ import { grpcTokensOf, parseConfig, type EngramConfig } from '@engram/config';
 import { SqliteEventLogAdapter, sqliteStoreWriter } from '@engram/embedded';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { INestMicroservice } from '@nestjs/common';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { distillerCodecs, prefixedDistillerTopics } from '@engram/app-distiller';
 import { until } from '@engram/app-distiller/testing';
@@ -56,6 +56,9 @@ const clients: Client[] = [];
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'engram-mcp-'));
+  // The server's working tree (its cwd, no git: the project root) has the file the memories
+  // are about: what the tools return is checked against it (mcp-working-tree.ts).
+  writeAuthFile();
   const dataDir = join(dir, 'data');
   const tokensFile = join(dir, 'tokens.json');
   writeFileSync(
@@ -184,6 +187,37 @@ describe('engram mcp over stdio, against the embedded engram start', () => {
     expect(nothing).toEqual({ text: 'no memory about src/unknown.ts', isError: false });
   });
 
+  it('should leave a memory about a deleted file out of injection, and mark it in a recall', async () => {
+    rmSync(join(dir, AUTH_FILE));
+    try {
+      const injected = await call(acme, 'inject_for_file', { file_path: AUTH_FILE });
+      expect(injected).toEqual({ text: `no memory about ${AUTH_FILE}`, isError: false });
+      const context = await call(acme, 'build_context', {
+        query: 'the logout mutex again',
+        session_id: CURRENT_SESSION,
+      });
+      expect(context.text).toContain('[turn-p-now-3]');
+      expect(context.text).not.toContain('Work state');
+      const found = await call(acme, 'recall', {
+        query: 'auth token refresh races with logout',
+        tier: 'memories',
+      });
+      expect(found.text).toMatch(
+        /inj-gotcha \([\d.]+\) \[STALE — file no longer exists\] Auth token refresh races/,
+      );
+    } finally {
+      writeAuthFile();
+    }
+    expect((await call(acme, 'inject_for_file', { file_path: AUTH_FILE })).text).toContain(
+      '[inj-gotc]',
+    );
+    const context = await call(acme, 'build_context', {
+      query: 'the logout mutex again',
+      session_id: CURRENT_SESSION,
+    });
+    expect(context.text).toContain('Work state');
+  });
+
   it('should follow an episode chain, and read an episode as a resource', async () => {
     const chain = await call(acme, 'episode_chain', { episode_id: 'e-3' });
     expect(chain.text.split('\n').map((line) => /^\d\. (\S+)/.exec(line)?.[1])).toEqual([
@@ -296,3 +330,8 @@ describe('engram mcp when the services refuse or are not there', () => {
     );
   }, 30_000);
 });
+
+function writeAuthFile(): void {
+  mkdirSync(dirname(join(dir, AUTH_FILE)), { recursive: true });
+  writeFileSync(join(dir, AUTH_FILE), 'export {};\n');
+}

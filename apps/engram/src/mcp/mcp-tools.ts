@@ -12,6 +12,7 @@ import {
   formatRendered,
 } from './mcp-format';
 import type { EngramGrpc } from './mcp-grpc';
+import { contextChecked, injectionChecked, recallChecked } from './mcp-working-tree';
 import {
   buildContextArgs,
   buildContextRequest,
@@ -99,7 +100,11 @@ export function registerEngramTools(server: McpServer, deps: McpToolDeps): void 
     },
     (a) =>
       recall(async () =>
-        formatRecall(a.query, scope.projectId, await grpc.recall.recall(recallRequest(scope, a))),
+        formatRecall(
+          a.query,
+          scope.projectId,
+          recallChecked(await grpc.recall.recall(recallRequest(scope, a)), scope),
+        ),
       ),
   );
   server.registerTool(
@@ -112,8 +117,8 @@ export function registerEngramTools(server: McpServer, deps: McpToolDeps): void 
     },
     (a) =>
       recall(async () => {
-        const { rendered } = await grpc.recall.buildContext(buildContextRequest(scope, a));
-        return formatRendered(rendered, `no memory context for "${a.query}"`);
+        const context = await grpc.recall.buildContext(buildContextRequest(scope, a));
+        return formatRendered(contextChecked(context, scope), `no memory context for "${a.query}"`);
       }),
   );
   server.registerTool(
@@ -126,8 +131,8 @@ export function registerEngramTools(server: McpServer, deps: McpToolDeps): void 
     },
     (a) =>
       recall(async () => {
-        const { rendered } = await grpc.recall.injectForFile(injectForFileRequest(scope, a));
-        return formatRendered(rendered, `no memory about ${a.file_path}`);
+        const selection = await grpc.recall.injectForFile(injectForFileRequest(scope, a));
+        return formatRendered(injectionChecked(selection, scope), `no memory about ${a.file_path}`);
       }),
   );
   server.registerTool(

@@ -128,6 +128,7 @@ export function registerMcpCommand(program: Command): void {
           agentId: options.agent,
           userId: options.user ?? null,
           sessionId: options.session ?? `mcp-${randomUUID()}`,
+          ...(project.projectRoot !== null && { projectRoot: project.projectRoot }),
         },
         {
           recallUrl: config.recall.grpcUrl,

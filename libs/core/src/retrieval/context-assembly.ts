@@ -78,7 +78,7 @@ export function assembleContext(
   );
   return {
     items,
-    rendered: render(items),
+    rendered: renderContext(items),
     tokensUsed: used,
     tokenBudget: budget,
     truncated: omitted.length > 0,
@@ -119,6 +119,7 @@ function toItems(
       score: source.score,
       provenance: source.provenance,
       clipped,
+      ...(source.relatedFiles && { relatedFiles: source.relatedFiles }),
     };
     out.set(source.kind, [...(out.get(source.kind) ?? []), item]);
   });
@@ -140,7 +141,10 @@ function headerTokens(kind: ContextItemKind, config: RankingConfig): number {
   return estimateTokens(`\n${HEADERS[kind]}\n`, config.context.charsPerToken);
 }
 
-function render(items: readonly ContextItem[]): string {
+/** The items under their section headers, each line cited (also re-renders a filtered context). */
+export function renderContext(
+  items: readonly Pick<ContextItem, 'citationId' | 'kind' | 'text'>[],
+): string {
   let out = '';
   let current: ContextItemKind | null = null;
   for (const item of items) {

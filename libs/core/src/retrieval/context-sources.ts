@@ -30,6 +30,8 @@ export interface ContextSource {
   text: string;
   score: ScoreComponents | null;
   provenance: Provenance;
+  /** The memory's related files (memories, work states, recipes). */
+  relatedFiles?: readonly string[];
 }
 
 export interface ContextSourcesInput {
@@ -185,6 +187,7 @@ function workStateSource(memory: Memory): ContextSource {
     text: `Work state${label}: ${memory.content.trim()}`,
     score: null,
     provenance: memoryProvenance(memory),
+    relatedFiles: memory.relatedFiles,
   };
 }
 
@@ -205,6 +208,7 @@ function recipeSource(ranked: RankedMemory): ContextSource {
     text: `Recipe: ${title}${used}${steps.join('')}`,
     score: ranked.score,
     provenance: ranked.provenance,
+    relatedFiles: ranked.memory.relatedFiles,
   };
 }
 
@@ -215,6 +219,7 @@ function memorySource(ranked: RankedMemory): ContextSource {
     text: `${ranked.memory.memoryType}: ${ranked.content.trim()}`,
     score: ranked.score,
     provenance: ranked.provenance,
+    relatedFiles: ranked.memory.relatedFiles,
   };
 }
 

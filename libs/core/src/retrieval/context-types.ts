@@ -26,4 +26,9 @@ export interface ContextItem {
   provenance: Provenance;
   /** True when the text was cut to `maxItemTokens`. */
   clipped: boolean;
+  /**
+   * The files a memory, work state or recipe is about (none for conversation items): the
+   * agent-side caller checks them against the working tree before injecting (working-tree-check).
+   */
+  relatedFiles?: readonly string[];
 }

@@ -128,7 +128,9 @@ const SECTIONS: readonly { type: MemoryType; label: string }[] = [
  * Seed 002's block: grouped by type (gotchas first), each line citing the first 8 characters of
  * the memory id so feedback can name it.
  */
-export function renderInjection(memories: readonly RankedMemory[]): string {
+export function renderInjection(
+  memories: readonly { memory: Pick<Memory, 'memoryId' | 'memoryType'>; content: string }[],
+): string {
   if (memories.length === 0) return '';
   const lines: string[] = [];
   for (const { type, label } of SECTIONS) {
