@@ -120,6 +120,33 @@ describe('grpcHookMemory', () => {
     }
   });
 
+  it('should leave out, as embedded mode does, what is about files gone from the working tree', async () => {
+    // BuildContext's items carry their related files over gRPC (ContextItem.related_files).
+    const remote = await grpcHookMemory(
+      { recall: { grpcUrl: url, token: TOKEN } },
+      Date.now() + 20_000,
+    );
+    const local = (await embeddedHookMemory(dataDir))!;
+    const emptyTree = join(root, 'empty-tree');
+    mkdirSync(emptyTree, { recursive: true });
+    const deleted = { ...scope, projectRoot: emptyTree };
+    const present = { ...scope, projectRoot: repo };
+    try {
+      for (const memory of [remote, local]) {
+        const kept = await memory.buildContext(present, 'the logout mutex again');
+        expect(kept).toContain('[ws-work-sta] Work state');
+        const context = await memory.buildContext(deleted, 'the logout mutex again');
+        expect(context).toContain('[turn-p-now-3] User: is it the logout mutex again?');
+        expect(context).not.toContain('Work state');
+        expect(await memory.injectForFile(present, AUTH_FILE, 'Edit')).toContain('[inj-gotc]');
+        expect(await memory.injectForFile(deleted, AUTH_FILE, 'Edit')).toBe('');
+      }
+    } finally {
+      await remote.close();
+      await local.close();
+    }
+  });
+
   it("should count the project's flagged memories at SessionStart as embedded mode does", async () => {
     // A read token suffices for ListForReview; no review API configured: proposals not asked.
     const remote = await grpcHookMemory(
