@@ -1,4 +1,4 @@
-import type { Provenance, RecallQuery } from '@engram/core';
+import { recallInWorkingTree, type Provenance, type RecallQuery } from '@engram/core';
 import {
   episodeItem,
   memoryItem,
@@ -7,6 +7,8 @@ import {
   type RecallAnswer,
   type RecallHit,
 } from '@engram/app-retrieval';
+import { resolve } from 'node:path';
+import { workingTreeExists } from '../working-tree';
 import { oneLine } from './cli-text';
 
 /** One JSON line of `engram recall --json` / `--queries` output. */
@@ -78,6 +80,19 @@ function recallJsonResult(hit: RecallHit, rank: number): RecallJsonResult {
     case 'turns':
       return { ...common, type: 'turn', turn: turnItem(hit.turn, hit.provenance) };
   }
+}
+
+/**
+ * The answer with each memory about files that are all gone from the working tree at `dir`
+ * marked stale (seed 002 §7 layer 1: an explicit search still shows it, marked; the store cannot
+ * stat the asker's files). Without `dir`, as it came: `engram recall` names a project by id and
+ * may run anywhere.
+ */
+export function recallLineInWorkingTree(line: RecallJsonLine, dir?: string): RecallJsonLine {
+  if (dir === undefined) return line;
+  const root = resolve(dir);
+  const checked = recallInWorkingTree(line.results, { root, exists: workingTreeExists(root) });
+  return { ...line, results: checked.answer };
 }
 
 /** The answer for people: rank, tier/type, score, text, and where it came from. */

@@ -27,7 +27,7 @@ import {
   type RecallDefaults,
   type RecallDeps,
 } from './recall-answer';
-import { formatRecall } from './recall-output';
+import { formatRecall, recallLineInWorkingTree } from './recall-output';
 import { DEFAULT_DATA_DIR } from './replay.command';
 
 const TIERS = ['turns', 'episodes', 'memories', 'all'];
@@ -41,6 +41,8 @@ interface RecallOptions extends RecallDefaults {
   query?: string;
   queries?: string;
   json?: boolean;
+  /** The project's working tree: memories about files all gone from it are marked stale. */
+  dir?: string;
   dataDir: string;
   distributed?: boolean;
 }
@@ -131,7 +133,10 @@ async function runRecallCommand(options: RecallOptions, deps: RecallDeps): Promi
     return;
   }
   // A refused request (RecallLineError) ends the command with its message and exit code 1.
-  const line = await answerRecall(deps, { query: options.query }, defaults);
+  const line = recallLineInWorkingTree(
+    await answerRecall(deps, { query: options.query }, defaults),
+    options.dir,
+  );
   console.log(options.json ? JSON.stringify(line) : formatRecall(line));
 }
 
@@ -153,6 +158,10 @@ export function registerRecallCommand(program: Command): void {
     .option('--tenant <id>', 'the tenant (default: the only tenant with this project)')
     .option('--tier <tier>', 'turns | episodes | memories | all (default all)', tierOption)
     .option('--json', 'print one JSON object')
+    .option(
+      '--dir <dir>',
+      "the project's working tree: a memory about files all gone from it is marked [STALE]",
+    )
     .option(
       '--no-track',
       'do not count the returned memories as accessed (evaluations, dashboards: deterministic)',
