@@ -1,4 +1,4 @@
-import type { WorkingTreeExists } from '@engram/core';
+import type { WorkingTreeCheckOptions, WorkingTreeExists } from '@engram/core';
 import { lstatSync, realpathSync } from 'node:fs';
 import { basename, dirname, join, sep } from 'node:path';
 
@@ -32,6 +32,11 @@ export function workingTreeExists(root: string): WorkingTreeExists {
       throw error;
     }
   };
+}
+
+/** The check's options for a caller that may not know its project root (null: no check). */
+export function workingTreeCheck(root: string | undefined): WorkingTreeCheckOptions | null {
+  return root ? { root, exists: workingTreeExists(root) } : null;
 }
 
 function isMissing(error: unknown): boolean {

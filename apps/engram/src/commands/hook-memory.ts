@@ -8,7 +8,7 @@ import {
 } from '@engram/core';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { workingTreeExists } from '../working-tree';
+import { workingTreeCheck } from '../working-tree';
 import type { HookMemory, HookScope } from './hook-types';
 
 // Where a hook's memory context comes from: the embedded retrieval store in process, or the
@@ -238,18 +238,14 @@ export interface ContextAnswers {
 export function hookMemoryOn(answers: ContextAnswers): HookMemory {
   return {
     async buildContext({ projectRoot, ...scope }, query) {
-      const assembled = await answers.buildContext({ ...scope, query: query ?? '' });
-      const rendered =
-        projectRoot && assembled.items
-          ? contextInWorkingTree(
-              { items: assembled.items, rendered: assembled.rendered },
-              {
-                root: projectRoot,
-                exists: workingTreeExists(projectRoot),
-              },
-            ).answer.rendered
-          : assembled.rendered;
-      return titled('Engram memory for this request', rendered);
+      const { items, rendered } = await answers.buildContext({ ...scope, query: query ?? '' });
+      const check = workingTreeCheck(projectRoot);
+      return titled(
+        'Engram memory for this request',
+        check && items
+          ? contextInWorkingTree({ items, rendered }, check).answer.rendered
+          : rendered,
+      );
     },
     async injectForFile({ projectRoot, ...scope }, filePath, toolName) {
       const selection = await answers.injectForFile({
@@ -257,11 +253,10 @@ export function hookMemoryOn(answers: ContextAnswers): HookMemory {
         filePath,
         toolName: EDITING_TOOLS.has(toolName) ? 'Edit' : toolName,
       });
-      if (!projectRoot || !selection.memories) return selection.rendered;
-      return injectionInWorkingTree(
-        { memories: selection.memories, rendered: selection.rendered },
-        { root: projectRoot, exists: workingTreeExists(projectRoot) },
-      ).answer.rendered;
+      const { memories, rendered } = selection;
+      const check = workingTreeCheck(projectRoot);
+      if (!check || !memories) return rendered;
+      return injectionInWorkingTree({ memories, rendered }, check).answer.rendered;
     },
     ...(answers.pendingReviews && { pendingReviews: answers.pendingReviews }),
     close: () => answers.close(),

@@ -8,7 +8,7 @@ import {
   type RecallHit,
 } from '@engram/app-retrieval';
 import { resolve } from 'node:path';
-import { workingTreeExists } from '../working-tree';
+import { workingTreeCheck } from '../working-tree';
 import { oneLine } from './cli-text';
 
 /** One JSON line of `engram recall --json` / `--queries` output. */
@@ -89,10 +89,9 @@ function recallJsonResult(hit: RecallHit, rank: number): RecallJsonResult {
  * may run anywhere.
  */
 export function recallLineInWorkingTree(line: RecallJsonLine, dir?: string): RecallJsonLine {
-  if (dir === undefined) return line;
-  const root = resolve(dir);
-  const checked = recallInWorkingTree(line.results, { root, exists: workingTreeExists(root) });
-  return { ...line, results: checked.answer };
+  const check = workingTreeCheck(dir === undefined ? undefined : resolve(dir));
+  if (check === null) return line;
+  return { ...line, results: recallInWorkingTree(line.results, check).answer };
 }
 
 /** The answer for people: rank, tier/type, score, text, and where it came from. */
