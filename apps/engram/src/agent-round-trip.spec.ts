@@ -5,7 +5,7 @@ import { Logger } from '@nestjs/common';
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LEXICAL_ONLY_EMBEDDER } from '@engram/app-retrieval';
 import { tsNodeArgs } from '../../../libs/embedded/src/testing/ts-child';
@@ -31,6 +31,17 @@ import { callTool, spawnEngramMcp } from './testing/mcp-client';
 
 const FIXTURES = join(__dirname, '..', '..', '..', 'test', 'fixtures');
 const RECORDED_ROOT = '/home/dev/webshop';
+/** The files the recorded sessions read and edit (and their prompts name). */
+const CHECKOUT_FILES = [
+  'src/api/middleware.ts',
+  'src/api/search.ts',
+  'src/auth/refresh.ts',
+  'src/auth/session.ts',
+  'src/lib/retry.ts',
+  'src/payments/gateway.spec.ts',
+  'src/payments/gateway.ts',
+  'src/shipping/carrier.ts',
+];
 /** From libs/embedded/src/testing, where tsNodeArgs resolves scripts. */
 const HOOK_ENTRY = '../../../../apps/engram/src/hook-entry.ts';
 const CLI_MAIN = '../../../../apps/engram/src/main.ts';
@@ -177,6 +188,12 @@ beforeAll(async () => {
     join(repo, '.git', 'refs', 'heads', 'fix', 'flaky-refresh-test'),
     `${'c'.repeat(40)}\n`,
   );
+  // Its files: what the hook prints is checked against the working tree (a memory about files
+  // that are all gone is left out).
+  for (const file of CHECKOUT_FILES) {
+    mkdirSync(dirname(join(repo, file)), { recursive: true });
+    writeFileSync(join(repo, file), 'export {};\n');
+  }
   hookArgs = tsNodeArgs(root, HOOK_ENTRY, []);
   cliArgs = tsNodeArgs(root, CLI_MAIN, []);
   const recallUrl = `127.0.0.1:${await freePort()}`;
@@ -203,12 +220,18 @@ beforeAll(async () => {
   // The MCP client's server, as `engram mcp install` writes it: the two addresses, the project.
   const mcpDir = join(root, 'mcp');
   mkdirSync(mcpDir);
-  mcp = await spawnEngramMcp(mcpDir, ['--agent', 'codex', '--project', PROJECT], {
-    PATH: process.env.PATH ?? '',
-    HOME: root,
-    ENGRAM_RECALL_GRPC_URL: recallUrl,
-    ENGRAM_REVIEW_GRPC_URL: reviewUrl,
-  });
+  // Started in the checkout, as an MCP client starts it in its project.
+  mcp = await spawnEngramMcp(
+    mcpDir,
+    ['--agent', 'codex', '--project', PROJECT],
+    {
+      PATH: process.env.PATH ?? '',
+      HOME: root,
+      ENGRAM_RECALL_GRPC_URL: recallUrl,
+      ENGRAM_REVIEW_GRPC_URL: reviewUrl,
+    },
+    repo,
+  );
 }, 60_000);
 
 afterAll(async () => {

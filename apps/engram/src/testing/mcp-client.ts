@@ -9,18 +9,20 @@ const MAIN = '../../../../apps/engram/src/main.ts';
  * For tests: `engram mcp <args>` as an MCP client starts it — a child process running the CLI's
  * sources (compiled on the fly by SWC, so no build is needed) — connected to the MCP SDK's own
  * Client over stdio. `env` is the child's whole environment (its settings); `dir` a scratch
- * directory (the SWC hook is written there; the child's cwd).
+ * directory (the SWC hook is written there); `cwd` the child's (as an MCP client starts it in
+ * the project: the working tree its answers are checked against), by default `dir`.
  */
 export async function spawnEngramMcp(
   dir: string,
   args: string[],
   env: Record<string, string>,
+  cwd: string = dir,
 ): Promise<Client> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: tsNodeArgs(dir, MAIN, ['mcp', ...args]),
     env,
-    cwd: dir,
+    cwd,
     stderr: 'pipe',
   });
   const client = new Client({ name: 'engram-test', version: '1.0.0' });
