@@ -150,12 +150,23 @@ async function writeTransactions(
   return end;
 }
 
+/**
+ * The topic's end offset. A topic created a moment ago may still answer "not the leader" (KRaft
+ * settling, as after the outage test's broker restart): retriable, so asked again.
+ */
 async function endOffset(kafka: Kafka, topic: string): Promise<number> {
   const admin = kafka.admin();
   await admin.connect();
   try {
-    const [offsets] = await admin.fetchTopicOffsets(topic);
-    return Number(offsets.high);
+    return await eventually(async () => {
+      try {
+        const [offsets] = await admin.fetchTopicOffsets(topic);
+        return Number(offsets.high);
+      } catch (error) {
+        if ((error as { retriable?: boolean }).retriable === true) return undefined;
+        throw error;
+      }
+    });
   } finally {
     await admin.disconnect();
   }
