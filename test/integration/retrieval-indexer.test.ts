@@ -31,6 +31,7 @@ import {
   type RetrievalTopics,
 } from '../../apps/retrieval/src/retrieval-topics';
 import { RetrievalModule } from '../../apps/retrieval/src/retrieval.module';
+import { DISTRIBUTED_RETRIEVAL_PROVIDERS } from '../../apps/retrieval/src/elasticsearch-backend.module';
 import {
   episodeRecord,
   memoryRecord,
@@ -554,7 +555,11 @@ describe('retrieval indexer on real Kafka, Schema Registry and Elasticsearch', (
       ENGRAM_RETRY_MAX_MS: '1000',
     });
     resetConfigForTests();
-    const app = await NestFactory.createApplicationContext(RetrievalModule, { logger: false });
+    // The indexer on distributed mode's providers, as its main and `engram start --distributed`.
+    const app = await NestFactory.createApplicationContext(
+      { module: RetrievalModule, imports: DISTRIBUTED_RETRIEVAL_PROVIDERS },
+      { logger: false, abortOnError: false },
+    );
     try {
       const publisher = new EventPublisher(kafka, testRegistry());
       const codec = onTopic(contractCodec('agent.prompts.v1'), burstTopics.prompts);

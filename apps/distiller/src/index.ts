@@ -3,7 +3,7 @@
 // through these files (dependency-cruiser rule apps-cross-import-public-entry); the modules of this
 // app never import them (that would be a cycle).
 export { type DistillerLlm } from './distiller-llm';
-export { DistillerModule } from './distiller.module';
+export { DistillerModule, DistillerService } from './distiller.module';
 export {
   distillerCodecs,
   ensureDistillerTopics,

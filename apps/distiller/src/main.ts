@@ -1,4 +1,6 @@
 import 'reflect-metadata';
+import { ConfigModule, ConfiguredServiceSettingsModule } from '@engram/config';
+import { KafkaStreamPlatformModule } from '@engram/kafka';
 import { MetricsModule } from '@engram/metrics';
 import { NestFactory } from '@nestjs/core';
 import { DistillerModule } from './distiller.module';
@@ -6,10 +8,19 @@ import { DistillerModule } from './distiller.module';
 /** The distiller service (SPEC §8): `node dist/apps/distiller/src/main.js`. */
 async function main(): Promise<void> {
   // MetricsModule: /metrics, /healthz and /readyz on ENGRAM_METRICS_HOST:ENGRAM_METRICS_PORT.
-  const app = await NestFactory.createApplicationContext({
-    module: DistillerModule,
-    imports: [MetricsModule],
-  });
+  const app = await NestFactory.createApplicationContext(
+    {
+      module: DistillerModule,
+      // Its providers on Kafka (issue #18: the service module injects them).
+      imports: [
+        ConfigModule,
+        KafkaStreamPlatformModule,
+        ConfiguredServiceSettingsModule,
+        MetricsModule,
+      ],
+    },
+    { abortOnError: false },
+  );
   // Exit 0 once the service has stopped (by default Nest re-sends itself the signal).
   app.enableShutdownHooks(undefined, { useProcessExit: true });
 }

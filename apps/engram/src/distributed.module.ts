@@ -1,23 +1,19 @@
+import { ConfigModule } from '@engram/config';
 import { MetricsModule } from '@engram/metrics';
-import { Module } from '@nestjs/common';
-import { DistillerModule } from '@engram/app-distiller';
-import { ObserverModule } from '@engram/app-observer';
-import { RecallServerModule, RetrievalModule } from '@engram/app-retrieval';
-import { SegmenterModule } from '@engram/app-segmenter';
+import type { DynamicModule } from '@nestjs/common';
+import { RecallServerModule } from '@engram/app-retrieval';
+import { DistributedProvidersModule } from './distributed-providers.module';
+import { engramRootModule } from './engram-root.module';
 
 /**
- * `engram start --distributed`: every service in one process, each its own module with its own
- * consumer group, exactly as when they run as separate deployments (`apps/<service>/src/main.ts`),
- * and one metrics and health server for the process (MetricsModule).
+ * `engram start --distributed`: every service in one process on Kafka, Neo4j and Elasticsearch,
+ * each with its own consumer group, exactly as when they run as separate deployments
+ * (`apps/<service>/src/main.ts`), plus the recall server and one metrics and health server for
+ * the process (MetricsModule).
  */
-@Module({
-  imports: [
-    SegmenterModule,
-    ObserverModule,
-    DistillerModule,
-    RetrievalModule,
-    RecallServerModule,
-    MetricsModule,
-  ],
-})
-export class DistributedEngramModule {}
+export function distributedEngramModule(): DynamicModule {
+  return engramRootModule(
+    [ConfigModule, DistributedProvidersModule],
+    [RecallServerModule, MetricsModule],
+  );
+}

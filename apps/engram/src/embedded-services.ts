@@ -1,49 +1,31 @@
 import type { Embedder } from '@engram/ai';
-import type { EngramConfig } from '@engram/config';
-import type { SegmentationMode, TenantTokens } from '@engram/core';
+import { ConfigModule, RETRIEVAL_BACKEND, type EngramConfig } from '@engram/config';
+import type { TenantTokens } from '@engram/core';
 import {
   processMetrics,
   serveMetrics,
   type MetricsAddress,
   type MetricsServer,
 } from '@engram/metrics';
-import { Logger } from '@nestjs/common';
+import type { INestApplicationContext } from '@nestjs/common';
+import { NestFactory, type ModuleRef } from '@nestjs/core';
+import type { SqliteEventLog, SqliteObserverGraph, SqliteRetrievalStore } from '@engram/embedded';
+import { DistillerService, type ReviewServer, type RunningDistiller } from '@engram/app-distiller';
+import { ObserverService, type RunningObserver } from '@engram/app-observer';
+import { SegmenterService, type RunningSegmenter } from '@engram/app-segmenter';
 import {
-  EmbeddedStreamPlatform,
-  SqliteEventLog,
-  SqliteObserverGraph,
-  SqliteRetrievalStore,
-} from '@engram/embedded';
-import {
-  startDistiller,
-  type RunningDistiller,
-  DEFAULT_DISTILLER_GROUP,
-  prefixedDistillerTopics,
-  startDistillerReview,
-  type ReviewServer,
-} from '@engram/app-distiller';
-import {
-  startObserver,
-  type RunningObserver,
-  prefixedObserverTopics,
-  DEFAULT_OBSERVER_GROUP,
-} from '@engram/app-observer';
-import {
+  createRecallStack,
   embeddedEmbedder,
-  LEXICAL_ONLY_EMBEDDER,
-  sqliteBackend,
-  startRetrievalWithRecall,
+  RetrievalIndexerService,
+  type RetrievalBackend,
   type RetrievalWithRecall,
-  DEFAULT_INDEXER_GROUP_ID,
-  prefixedRetrievalTopics,
 } from '@engram/app-retrieval';
 import {
-  startSegmenter,
-  type RunningSegmenter,
-  continuityAssessorOf,
-  prefixedTopics,
-  promptEmbedderOf,
-} from '@engram/app-segmenter';
+  EmbeddedProvidersModule,
+  openEmbeddedResources,
+  type EmbeddedResources,
+} from './embedded-providers.module';
+import { engramRootModule, ENGRAM_SERVICES, ENGRAM_SERVICE_NAMES } from './engram-root.module';
 
 export interface EmbeddedServicesOptions {
   config: EngramConfig;
@@ -76,10 +58,10 @@ export interface EmbeddedServicesOptions {
 export interface EmbeddedServices {
   log: SqliteEventLog;
   graph: SqliteObserverGraph;
+  /** The retrieval indexer into `retrieval.db`, and a RecallService on it. */
   segmenter: RunningSegmenter;
   observer: RunningObserver;
   distiller: RunningDistiller;
-  /** The retrieval indexer into `retrieval.db`, and a RecallService on it. */
   retrieval: RetrievalWithRecall & { store: SqliteRetrievalStore };
   /** The review API, when `review` was given. */
   review: ReviewServer | null;
@@ -92,130 +74,102 @@ export interface EmbeddedServices {
 
 /**
  * Every service that runs embedded, in this process, on the SQLite log and graph in `dataDir`
- * (SPEC §2) — what `engram start` and `engram demo` run. Same stages as distributed mode, same
- * topic names and consumer groups (so `engram replay --wait` waits for the same groups).
+ * (SPEC §2) — what `engram start` and `engram demo` run: one Nest application context of the
+ * same root module as distributed mode (the service modules), with embedded mode's providers.
+ * Same stages, topic names and consumer groups (so `engram replay --wait` waits for the same
+ * groups). The log, graph and store are opened here and closed after the context closed.
  */
 export async function startEmbeddedServices(
   options: EmbeddedServicesOptions,
 ): Promise<EmbeddedServices> {
   const { config, dataDir } = options;
-  const log = SqliteEventLog.open({ dataDir });
-  const removeLogCheck = processMetrics().readiness.add('event log', () => log.isOpen);
-  // One configuration for both modes: the same sections as the distributed services' (DI).
-  const settings = config.observer;
-  const graph = SqliteObserverGraph.open({ dataDir, rule: settings });
-  const sweepIntervalMs = options.sweepIntervalMs ?? config.segmenter.sweepIntervalMs;
   const embedder = options.retrievalEmbedder ?? (await embeddedEmbedder());
-  const segmentation = embeddedSegmentation(config, embedder);
-  // The mode's one difference: the stream platform every service's topology runs on.
-  const platform = new EmbeddedStreamPlatform(log);
-  const segmenter = await startSegmenter({
-    platform,
-    settings: { ...config.segmenter.settings, mode: segmentation.mode },
-    topics: prefixedTopics(config.topicPrefix),
-    groupId: config.topicPrefix + config.segmenter.groupId,
-    partitions: config.inputs.partitions,
-    sweepIntervalMs,
-    retry: config.retry,
-    ...(segmentation.embed && { embed: segmentation.embed }),
-    assessor: continuityAssessorOf(options.llm === undefined ? config.llm : options.llm),
-  });
-  const observer = await startObserver({
-    platform,
-    graph,
-    settings,
-    topics: prefixedObserverTopics(config.topicPrefix),
-    groupId: config.topicPrefix + DEFAULT_OBSERVER_GROUP,
-    partitions: config.inputs.partitions,
-    sweepIntervalMs,
-    retry: config.retry,
-    ...(embedder !== LEXICAL_ONLY_EMBEDDER && { embedder }),
-  });
-  const distiller = await startDistiller({
-    platform,
-    topics: prefixedDistillerTopics(config.topicPrefix),
-    groupId: config.topicPrefix + DEFAULT_DISTILLER_GROUP,
-    partitions: config.inputs.partitions,
-    sweepIntervalMs,
-    retry: config.retry,
-    llm: options.llm === undefined ? config.llm : options.llm,
-    settings: { ...config.distiller, prompts: config.segmenter.settings },
-    reflector: { scheduledHourUtc: config.distiller.reflectionHourUtc, ...options.reflector },
-  });
-  // The retrieval backend is the SQLite store beside the log (distributed: Elasticsearch).
-  const store = SqliteRetrievalStore.open({ dataDir });
-  const retrieval = {
-    ...(await startRetrievalWithRecall({
-      platform,
-      backend: sqliteBackend(store),
-      embedder,
-      topics: prefixedRetrievalTopics(config.topicPrefix),
-      groupId: config.topicPrefix + DEFAULT_INDEXER_GROUP_ID,
-      partitions: config.inputs.partitions,
-      retry: config.retry,
-      ranking: config.ranking,
-    })),
-    store,
-  };
-  const stopServices = async () => {
-    await retrieval.stop();
-    store.close();
-    await distiller.stop();
-    await observer.stop();
-    await segmenter.stop();
-    graph.close();
-    log.close();
+  const resources = openEmbeddedResources(config, dataDir, embedder);
+  const removeLogCheck = processMetrics().readiness.add('event log', () => resources.log.isOpen);
+  const closeResources = () => {
+    resources.close();
     removeLogCheck();
   };
-  let review: ReviewServer | null = null;
-  if (options.review) {
-    try {
-      review = await startDistillerReview(
-        platform,
-        prefixedDistillerTopics(config.topicPrefix),
-        options.review,
-      );
-    } catch (error) {
-      await stopServices();
-      throw error;
-    }
+  let app: INestApplicationContext;
+  let moduleRef: ModuleRef | undefined;
+  try {
+    app = await NestFactory.createApplicationContext(
+      engramRootModule([
+        ConfigModule.forRoot(config),
+        EmbeddedProvidersModule.forRoot(resources, {
+          llm: options.llm === undefined ? config.llm : options.llm,
+          review: options.review ?? null,
+          timers: {
+            sweepIntervalMs: options.sweepIntervalMs ?? config.segmenter.sweepIntervalMs,
+            ...(options.reflector && { reflector: options.reflector }),
+          },
+          onCreated: (ref) => (moduleRef = ref),
+        }),
+      ]),
+      // Errors reach the caller (no process abort); Nest's log lines as the caller's logger has.
+      { abortOnError: false, logger: ['log', 'warn', 'error'] },
+    );
+  } catch (error) {
+    // A service that failed to start stopped itself; those started before it stop here, then
+    // the files close (Nest does not close a context whose start failed).
+    if (moduleRef) await stopServices(moduleRef);
+    closeResources();
+    throw error;
   }
+  const retrieval = withRecall(app, resources, config);
+  const review = app.get(DistillerService).reviewServer;
   const metrics = await serveMetrics(options.metrics ?? null);
   return {
-    log,
-    graph,
-    segmenter,
-    observer,
-    distiller,
+    log: resources.log,
+    graph: resources.graph,
+    segmenter: runningIn(app, SegmenterService),
+    observer: runningIn(app, ObserverService),
+    distiller: runningIn(app, DistillerService),
     retrieval,
     review,
     metrics,
-    running: ['segmenter', 'observer', 'distiller', 'retrieval indexer'],
+    running: ENGRAM_SERVICE_NAMES,
     async stop() {
       await metrics?.stop();
-      await review?.stop();
-      await stopServices();
+      // The services stop (beforeApplicationShutdown), then the recall stack's pending access
+      // counts are written, then the files close.
+      await app.close();
+      await retrieval.recall.access.close().catch(() => undefined);
+      closeResources();
     },
   };
 }
 
-/**
- * The configured segmentation mode (ENGRAM_SEGMENTER_MODE, hybrid by default) with the process's
- * embedder; without the model, hybrid's learned rule decides on its lexical features alone (said
- * in the log), as recall falls back to BM25, so the one-laptop install runs before
- * `npm run models:setup`.
- */
-function embeddedSegmentation(
+/** The running indexer and a recall stack on the store it writes (same model). */
+function withRecall(
+  app: INestApplicationContext,
+  resources: EmbeddedResources,
   config: EngramConfig,
-  embedder: Embedder,
-  logger: { warn(message: string): void } = new Logger('Segmenter'),
-): { mode: SegmentationMode; embed?: (texts: string[]) => Promise<number[][]> } {
-  if (config.segmenter.mode === 'keyword') return { mode: 'keyword' };
-  if (embedder === LEXICAL_ONLY_EMBEDDER) {
-    logger.warn(
-      'the embedding model is missing: hybrid segmentation decides on keywords, episode length and gaps alone',
-    );
-    return { mode: 'hybrid' };
+): RetrievalWithRecall & { store: SqliteRetrievalStore } {
+  const running = runningIn(app, RetrievalIndexerService);
+  // The indexer's backend itself: the recall stack shares its vector cache.
+  const backend = app.get<RetrievalBackend>(RETRIEVAL_BACKEND);
+  const recall = createRecallStack({
+    backend,
+    embedder: resources.embedder,
+    ranking: config.ranking,
+  });
+  return { ...running, recall, embedder: resources.embedder, store: resources.store };
+}
+
+/** A started service's runtime (the context started them all, or failed). */
+function runningIn<T>(
+  app: INestApplicationContext,
+  service: abstract new (...args: never[]) => { running: T | undefined },
+): T {
+  const running = app.get(service).running;
+  if (running === undefined) throw new Error(`${service.name} did not start`);
+  return running;
+}
+
+/** Each service's stop (a service that did not start, or stopped, does nothing). */
+async function stopServices(moduleRef: ModuleRef): Promise<void> {
+  for (const service of ENGRAM_SERVICES) {
+    await moduleRef.get(service, { strict: false }).beforeApplicationShutdown();
   }
-  return { mode: 'hybrid', embed: promptEmbedderOf(embedder) };
 }

@@ -1,7 +1,7 @@
 // The observer's public entry (`@engram/app-observer`): what other apps (the `engram` CLI) may use.
 // Other apps import the observer only through this file (dependency-cruiser rule
 // apps-cross-import-public-entry); the modules of this app never import it (that would be a cycle).
-export { ObserverModule } from './observer.module';
+export { ObserverModule, ObserverService } from './observer.module';
 export {
   DEFAULT_OBSERVER_GROUP,
   ensureObserverTopics,

@@ -1,14 +1,21 @@
-import { EmbedderModule, SharedEmbedder } from '@engram/ai';
-import { ConfigModule, ENGRAM_CONFIG, type EngramConfig } from '@engram/config';
-import { KafkaPlatformModule, SharedKafkaPlatform } from '@engram/kafka';
-import { openObserverGraph, type OpenedObserverGraph } from '@engram/neo4j';
+import { SharedEmbedder } from '@engram/ai';
+import {
+  ENGRAM_CONFIG,
+  OBSERVER_GRAPH,
+  SERVICE_TIMERS,
+  STREAM_PLATFORM,
+  type EngramConfig,
+  type ServiceTimers,
+} from '@engram/config';
+import type { ObserverGraphWriter, StreamPlatform } from '@engram/core';
 import {
   Inject,
   Injectable,
   Logger,
   Module,
+  Optional,
+  type BeforeApplicationShutdown,
   type OnApplicationBootstrap,
-  type OnApplicationShutdown,
 } from '@nestjs/common';
 import {
   DEFAULT_OBSERVER_GROUP,
@@ -18,21 +25,28 @@ import {
 } from './observer.topology';
 
 /**
- * Runs the observer on Kafka and Neo4j for the life of the Nest application (distributed mode;
- * embedded mode runs the same topology on the SQLite log and graph); stops it (drain, commit) on
- * shutdown, then releases the platform and closes the graph.
+ * Runs the observer for the life of the Nest application on the mode's providers (issue #18:
+ * STREAM_PLATFORM, OBSERVER_GRAPH, SharedEmbedder — Kafka and Neo4j distributed, the SQLite log
+ * and graph embedded); stops it (drain, commit) before the providers close
+ * (beforeApplicationShutdown).
  */
 @Injectable()
-export class ObserverService implements OnApplicationBootstrap, OnApplicationShutdown {
+export class ObserverService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(ObserverService.name);
   private runtime?: RunningObserver;
-  private graph?: OpenedObserverGraph;
 
   constructor(
-    private readonly platforms: SharedKafkaPlatform,
+    @Inject(STREAM_PLATFORM) private readonly platform: StreamPlatform,
+    @Inject(OBSERVER_GRAPH) private readonly graph: ObserverGraphWriter,
     private readonly embedders: SharedEmbedder,
     @Inject(ENGRAM_CONFIG) private readonly config: EngramConfig,
+    @Optional() @Inject(SERVICE_TIMERS) private readonly timers: ServiceTimers | null,
   ) {}
+
+  /** The running observer (after bootstrap, until shutdown). */
+  get running(): RunningObserver | undefined {
+    return this.runtime;
+  }
 
   async onApplicationBootstrap(): Promise<void> {
     const config = this.config;
@@ -40,44 +54,30 @@ export class ObserverService implements OnApplicationBootstrap, OnApplicationShu
     // prefix, the servers, the retry policy, the timers' interval and the partition count of the
     // co-partitioned inputs.
     const groupId = config.topicPrefix + DEFAULT_OBSERVER_GROUP;
-    // The local MiniLM model (`npm run models:setup`) for the novelty check of promotions; a
-    // missing model stops start-up with that command in the message.
+    // The novelty check of promotions embeds with the mode's embedder: distributed, the local
+    // MiniLM model (a missing one stops start-up with `npm run models:setup` in the message);
+    // embedded, none without it (no vectors: no novelty check).
     const embedder = await this.embedders.get();
-    const platform = await this.platforms.acquire();
-    try {
-      this.graph = await openObserverGraph(config.neo4j, config.observer);
-      this.runtime = await startObserver({
-        platform,
-        graph: this.graph.writer,
-        settings: config.observer,
-        topics: prefixedObserverTopics(config.topicPrefix),
-        groupId,
-        partitions: config.inputs.partitions,
-        retry: config.retry,
-        sweepIntervalMs: config.segmenter.sweepIntervalMs,
-        embedder,
-      });
-    } catch (error) {
-      await this.graph?.close();
-      this.graph = undefined;
-      await this.platforms.release();
-      throw error;
-    }
+    this.runtime = await startObserver({
+      platform: this.platform,
+      graph: this.graph,
+      settings: config.observer,
+      topics: prefixedObserverTopics(config.topicPrefix),
+      groupId,
+      partitions: config.inputs.partitions,
+      retry: config.retry,
+      sweepIntervalMs: this.timers?.sweepIntervalMs ?? config.segmenter.sweepIntervalMs,
+      ...(embedder.dims > 0 && { embedder }),
+    });
     this.logger.log(`observer running (group ${groupId})`);
   }
 
-  async onApplicationShutdown(): Promise<void> {
-    if (!this.runtime) return;
-    await this.runtime.stop();
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.runtime?.stop();
     this.runtime = undefined;
-    await this.platforms.release();
-    await this.graph?.close();
-    this.graph = undefined;
   }
 }
 
-@Module({
-  imports: [ConfigModule, EmbedderModule, KafkaPlatformModule],
-  providers: [ObserverService],
-})
+/** The observer; the root module imports the mode's providers (global modules). */
+@Module({ providers: [ObserverService] })
 export class ObserverModule {}

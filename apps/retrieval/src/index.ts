@@ -26,7 +26,8 @@ export { embeddedEmbedder, LEXICAL_ONLY_EMBEDDER } from './retrieval-embedders';
 export { sqliteBackend } from './sqlite-backend';
 export { RetrievalIndexer, type ToolCallIndex } from './retrieval-indexer';
 export { prefixedRetrievalTopics } from './retrieval-topics';
-export { RetrievalModule } from './retrieval.module';
+export { RetrievalIndexerService, RetrievalModule } from './retrieval.module';
+export { ElasticsearchBackendModule } from './elasticsearch-backend.module';
 export {
   DEFAULT_INDEXER_GROUP_ID,
   startRetrieval,

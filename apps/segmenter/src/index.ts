@@ -7,6 +7,7 @@ export {
   prefixedTopics,
   promptEmbedderOf,
   SegmenterModule,
+  SegmenterService,
 } from './segmenter.module';
 export {
   DEFAULT_SEGMENTER_GROUP,

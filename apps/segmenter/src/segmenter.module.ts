@@ -1,19 +1,26 @@
 import {
-  EmbedderModule,
   LlmContinuityAssessorClient,
   OpenAiCompatibleChatClient,
   SharedEmbedder,
   type Embedder,
 } from '@engram/ai';
-import { ConfigModule, ENGRAM_CONFIG, type EngramConfig } from '@engram/config';
-import { KafkaPlatformModule, SharedKafkaPlatform } from '@engram/kafka';
+import {
+  DISTILLER_LLM,
+  ENGRAM_CONFIG,
+  SERVICE_TIMERS,
+  STREAM_PLATFORM,
+  type EngramConfig,
+  type ServiceTimers,
+} from '@engram/config';
+import type { StreamPlatform } from '@engram/core';
 import {
   Inject,
   Injectable,
   Logger,
   Module,
+  Optional,
+  type BeforeApplicationShutdown,
   type OnApplicationBootstrap,
-  type OnApplicationShutdown,
 } from '@nestjs/common';
 import { DEFAULT_SEGMENTER_TOPICS, type SegmenterTopics } from './segmenter.stage';
 import { startSegmenter, type RunningSegmenter } from './segmenter.topology';
@@ -49,57 +56,62 @@ export function promptEmbedderOf(embedder: Embedder): (texts: string[]) => Promi
 }
 
 /**
- * Runs the segmenter on Kafka for the life of the Nest application (distributed mode; embedded
- * mode runs the same topology on the SQLite log); stops it (drain, commit) on shutdown.
+ * Runs the segmenter for the life of the Nest application on the mode's providers (issue #18:
+ * STREAM_PLATFORM, SharedEmbedder, DISTILLER_LLM — Kafka distributed, the SQLite log embedded);
+ * stops it (drain, commit) before the providers close (beforeApplicationShutdown).
  */
 @Injectable()
-export class SegmenterService implements OnApplicationBootstrap, OnApplicationShutdown {
+export class SegmenterService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger(SegmenterService.name);
   private runtime?: RunningSegmenter;
 
   constructor(
-    private readonly platforms: SharedKafkaPlatform,
+    @Inject(STREAM_PLATFORM) private readonly platform: StreamPlatform,
     private readonly embedders: SharedEmbedder,
+    @Inject(DISTILLER_LLM) private readonly llm: EngramConfig['llm'],
     @Inject(ENGRAM_CONFIG) private readonly config: EngramConfig,
+    @Optional() @Inject(SERVICE_TIMERS) private readonly timers: ServiceTimers | null,
   ) {}
+
+  /** The running segmenter (after bootstrap, until shutdown). */
+  get running(): RunningSegmenter | undefined {
+    return this.runtime;
+  }
 
   async onApplicationBootstrap(): Promise<void> {
     const config = this.config;
-    // Hybrid mode embeds every user prompt with the local model (`npm run models:setup`);
-    // a missing model stops start-up with that command in the message.
-    const embedder = config.segmenter.mode === 'hybrid' ? await this.embedders.get() : null;
-    const assessor = continuityAssessorOf(config.llm);
-    const platform = await this.platforms.acquire();
-    try {
-      this.runtime = await startSegmenter({
-        platform,
-        settings: config.segmenter.settings,
-        topics: prefixedTopics(config.topicPrefix),
-        groupId: config.topicPrefix + config.segmenter.groupId,
-        instanceId: config.segmenter.instanceId,
-        partitions: config.inputs.partitions,
-        retry: config.retry,
-        sweepIntervalMs: config.segmenter.sweepIntervalMs,
-        ...(assessor && { assessor }),
-        ...(embedder && { embed: promptEmbedderOf(embedder) }),
-      });
-    } catch (error) {
-      await this.platforms.release();
-      throw error;
+    const mode = config.segmenter.mode;
+    // Hybrid mode embeds every user prompt with the mode's embedder: distributed, the local model
+    // (a missing one stops start-up with `npm run models:setup` in the message); embedded, none
+    // without it, and hybrid's learned rule decides on its lexical features alone (said here).
+    const embedder = mode === 'hybrid' ? await this.embedders.get() : null;
+    if (embedder?.dims === 0) {
+      this.logger.warn(
+        'the embedding model is missing: hybrid segmentation decides on keywords, episode length and gaps alone',
+      );
     }
+    const assessor = continuityAssessorOf(this.llm);
+    this.runtime = await startSegmenter({
+      platform: this.platform,
+      settings: { ...config.segmenter.settings, mode },
+      topics: prefixedTopics(config.topicPrefix),
+      groupId: config.topicPrefix + config.segmenter.groupId,
+      instanceId: config.segmenter.instanceId,
+      partitions: config.inputs.partitions,
+      retry: config.retry,
+      sweepIntervalMs: this.timers?.sweepIntervalMs ?? config.segmenter.sweepIntervalMs,
+      ...(assessor && { assessor }),
+      ...(embedder && embedder.dims > 0 && { embed: promptEmbedderOf(embedder) }),
+    });
     this.logger.log(`segmenter running (group ${config.topicPrefix + config.segmenter.groupId})`);
   }
 
-  async onApplicationShutdown(): Promise<void> {
-    if (!this.runtime) return;
-    await this.runtime.stop();
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.runtime?.stop();
     this.runtime = undefined;
-    await this.platforms.release();
   }
 }
 
-@Module({
-  imports: [ConfigModule, EmbedderModule, KafkaPlatformModule],
-  providers: [SegmenterService],
-})
+/** The segmenter; the root module imports the mode's providers (global modules). */
+@Module({ providers: [SegmenterService] })
 export class SegmenterModule {}

@@ -1,4 +1,4 @@
-import { Injectable, Module } from '@nestjs/common';
+import { Global, Injectable, Module } from '@nestjs/common';
 import { createEmbedder } from './create-embedder';
 import type { Embedder } from './embedder';
 
@@ -25,7 +25,11 @@ export class SharedEmbedder {
   }
 }
 
-/** Nest keeps one instance of a module per application, so every importer shares the embedder. */
+/**
+ * Nest keeps one instance of a module per application, so every importer shares the embedder;
+ * global, as the other providers of the services' tokens (the service modules import none).
+ */
+@Global()
 @Module({
   providers: [{ provide: SharedEmbedder, useFactory: () => new SharedEmbedder() }],
   exports: [SharedEmbedder],

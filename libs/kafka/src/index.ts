@@ -20,3 +20,4 @@ export * from './topic-admin';
 export * from './transactional-producer';
 export * from './topic-codec';
 export * from './wire-format';
+export * from './kafka-stream-platform.module';

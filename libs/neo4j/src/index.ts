@@ -6,3 +6,4 @@ export * from './graph-writer-driver';
 export * from './observer-graph-writer';
 export * from './co-access-neighbours';
 export * from './observer-graph-connection';
+export * from './neo4j-observer-graph.module';

@@ -12,7 +12,7 @@ import {
   startRecallServer,
   type RecallStack,
 } from '@engram/app-retrieval';
-import { DistributedEngramModule } from '../distributed.module';
+import { distributedEngramModule } from '../distributed.module';
 import { startEmbeddedServices, type EmbeddedServices } from '../embedded-services';
 import { installModelOnFirstRun } from '../model-download';
 import {
@@ -202,8 +202,10 @@ async function startDistributed(
     return;
   }
   if (checkOnly) return;
-  const app = await NestFactory.createApplicationContext(DistributedEngramModule, {
+  const app = await NestFactory.createApplicationContext(distributedEngramModule(), {
     logger: ['log', 'warn', 'error'],
+    // A server that refuses at start-up is an error for the caller, not a process abort.
+    abortOnError: false,
   });
   // Exit 0 once the services have stopped (by default Nest re-sends itself the signal); the hook
   // socket goes with the process (hooks caught mid-way take their direct path).
