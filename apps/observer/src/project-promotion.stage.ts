@@ -33,14 +33,16 @@ import type {
   RawStageOutput,
   StageOutput,
   TopicCodec,
-} from '@engram/kafka';
+} from '@engram/core';
 import { Logger } from '@nestjs/common';
 import { projectKeyOf, type ProjectWork } from './project-work';
 import {
   boundRecent,
   existingVectors,
+  forgetUnemittedConfidences,
   mergeEpisodes,
   newRecord,
+  noteEmitted,
   toBase64,
   type ProjectRecord,
 } from './project-record';
@@ -237,10 +239,9 @@ export class ProjectPromotionStage implements ExactlyOnceStage<ProjectWork> {
     const memories: Memory[] = [];
     const repromoted: string[] = [];
     for (const memory of result.memories.values()) {
-      const digest = digestOf(memory);
-      if (emitted[memory.memoryId] === digest) continue;
-      if (emitted[memory.memoryId] !== undefined) repromoted.push(memory.memoryId);
-      emitted[memory.memoryId] = digest;
+      const { emit, propagates } = noteEmitted(record, memory, digestOf(memory));
+      if (!emit) continue;
+      if (propagates) repromoted.push(memory.memoryId);
       memories.push(memory);
     }
     const frozen = new Set(record.frozen ?? []);
@@ -251,6 +252,7 @@ export class ProjectPromotionStage implements ExactlyOnceStage<ProjectWork> {
       if (!frozen.has(memoryId)) withdrawn.push(memoryId);
     }
     this.freeze(record, result.outcomes, emitted, frozen);
+    forgetUnemittedConfidences(record);
     this.noteRejections(result.rejected);
     this.counters.memories += memories.length;
     return { memories, withdrawn, repromoted };

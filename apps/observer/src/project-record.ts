@@ -2,11 +2,13 @@
 import {
   emptyProjectStats,
   foldRecentUpTo,
+  mayPropagate,
   type EpisodeRange,
   type ExistingMemoryVector,
   type ProjectObservationStats,
   type RecentEvidence,
 } from '@engram/core';
+import type { Memory } from '@engram/contracts';
 import type { Delivered } from '@engram/core';
 import type { ProjectWork, PromotionRequest } from './project-work';
 
@@ -50,6 +52,11 @@ export interface ProjectRecord {
   requests?: PromotionRequest[];
   /** The version last written of each memory of the retained requests: memoryId → digest. */
   emitted?: Record<string, string>;
+  /**
+   * The confidence of that version (same keys as `emitted`): a re-promotion whose confidence
+   * barely moved cannot propagate, and then the memory topic is not read. Absent in old records.
+   */
+  emittedConfidence?: Record<string, number>;
   /** Memories of requests no longer retained: never withdrawn. */
   frozen?: string[];
 }
@@ -114,4 +121,34 @@ export function toBase64(vector: ArrayLike<number>): string {
 function fromBase64(text: string): Float32Array {
   // A copy: a decoded Buffer may sit at an offset of a shared pool that is not 4-byte aligned.
   return new Float32Array(Uint8Array.from(Buffer.from(text, 'base64')).buffer);
+}
+
+/**
+ * Notes the version of a memory about to be written (its digest and confidence): `emit` false when
+ * that version was written already; `propagates` when it re-promotes the memory with a confidence
+ * that moved enough to move related memories (only then is the memory topic read: on Kafka a read
+ * joins a consumer group).
+ */
+export function noteEmitted(
+  record: ProjectRecord,
+  memory: Memory,
+  digest: string,
+): { emit: boolean; propagates: boolean } {
+  const emitted = (record.emitted ??= {});
+  if (emitted[memory.memoryId] === digest) return { emit: false, propagates: false };
+  const confidences = (record.emittedConfidence ??= {});
+  const propagates =
+    emitted[memory.memoryId] !== undefined &&
+    mayPropagate(confidences[memory.memoryId], memory.confidence);
+  emitted[memory.memoryId] = digest;
+  confidences[memory.memoryId] = memory.confidence;
+  return { emit: true, propagates };
+}
+
+/** Confidences of memories no longer in `emitted` (withdrawn, frozen) go with them. */
+export function forgetUnemittedConfidences(record: ProjectRecord): void {
+  const confidences = record.emittedConfidence ?? {};
+  for (const memoryId of Object.keys(confidences)) {
+    if (record.emitted?.[memoryId] === undefined) delete confidences[memoryId];
+  }
 }

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { memory } from '../retrieval/testing/fixtures';
 import {
   loadRelatedMemories,
+  mayPropagate,
   PROPAGATION_MEMORIES,
   propagateConfidence,
   propagateConfidenceChanges,
@@ -193,5 +194,18 @@ describe('propagateConfidenceChanges', () => {
       new Map([['a', stored('a', 0.5)]]),
     );
     expect(written.map((m) => [m.memoryId, Number(m.confidence.toFixed(4))])).toEqual([['a', 1]]);
+  });
+});
+
+describe('mayPropagate', () => {
+  it('should say a change can move a related memory only when the largest coefficient times it reaches 0.05', () => {
+    // 0.8 (supersedes) is the largest coefficient: 0.0625 is the smallest change that can move.
+    expect(mayPropagate(0.6, 0.67)).toBe(true);
+    expect(mayPropagate(0.6, 0.66)).toBe(false);
+    expect(mayPropagate(0.8, 0.73)).toBe(true);
+    expect(mayPropagate(0.8, 0.74)).toBe(false);
+    expect(mayPropagate(0.8, 0.8)).toBe(false);
+    // Unknown before (a record written before it was kept): it may.
+    expect(mayPropagate(undefined, 0.8)).toBe(true);
   });
 });

@@ -32,6 +32,17 @@ export const MIN_PROPAGATED_CHANGE = 0.05;
 /** Float noise must not decide whether a change of exactly the threshold counts. */
 const EPSILON = 1e-9;
 
+/**
+ * Whether a memory's confidence moving from `before` to `after` can move any related memory: the
+ * first hop changes by at most the largest coefficient times the change, so below the stop
+ * nothing moves and the related memories need not even be read. `before` unknown: it may.
+ */
+export function mayPropagate(before: number | undefined, after: number): boolean {
+  if (before === undefined) return true;
+  const largest = Math.max(...Object.values(PROPAGATION_FACTORS).map(Math.abs));
+  return Math.abs(after - before) * largest >= MIN_PROPAGATED_CHANGE;
+}
+
 export type PropagationMemory = Pick<Memory, 'memoryId' | 'confidence' | 'relations'>;
 
 /** A memory's confidence moved by propagation, and the memory it was reached from. */
