@@ -23,6 +23,7 @@ import {
   type LogRecord,
   type SqliteEventLog,
 } from './sqlite-event-log';
+import { PollSleep } from './poll-sleep';
 
 export interface EmbeddedExactlyOnceOptions {
   groupId: string;
@@ -76,7 +77,7 @@ export class EmbeddedExactlyOnceProcessor {
   private turn: Promise<unknown> = Promise.resolve();
   /** Next offset to read, per topic and partition (= the group's committed offsets). */
   private readonly positions = new Map<string, number[]>();
-  private readonly waiters = new Set<() => void>();
+  private readonly pause = new PollSleep();
   private loops: Promise<void>[] = [];
   private running = false;
   private stopAppendWatch?: () => void;
@@ -352,20 +353,11 @@ export class EmbeddedExactlyOnceProcessor {
   }
 
   private idle(ms: number): Promise<void> {
-    if (!this.running) return Promise.resolve();
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.waiters.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.waiters.add(done);
-    });
+    return this.running ? this.pause.sleep(ms) : Promise.resolve();
   }
 
   private wakeUp(): void {
-    for (const waiter of [...this.waiters]) waiter();
+    this.pause.wakeAll();
   }
 }
 

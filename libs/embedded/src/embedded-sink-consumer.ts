@@ -17,6 +17,7 @@ import { watchEmbeddedConsumer } from './consumer-metrics';
 import { decodeEvent } from './json-event-codec';
 import type { AppendRecord, LogRecord } from './sqlite-event-log-records';
 import type { SqliteEventLog } from './sqlite-event-log';
+import { PollSleep } from './poll-sleep';
 
 interface SinkRoute {
   codec: TopicCodec<unknown>;
@@ -48,7 +49,7 @@ export class EmbeddedSinkConsumer implements SinkConsumer {
   private readonly logger = new Logger(EmbeddedSinkConsumer.name);
   private readonly routes = new Map<string, SinkRoute>();
   private readonly positions = new Map<string, number[]>();
-  private readonly waiters = new Set<() => void>();
+  private readonly pause = new PollSleep();
   private loops: Promise<void>[] = [];
   private running = false;
   private stopWatch?: () => void;
@@ -244,20 +245,11 @@ export class EmbeddedSinkConsumer implements SinkConsumer {
   }
 
   private idle(ms: number): Promise<void> {
-    if (!this.running) return Promise.resolve();
-    return new Promise((resolve) => {
-      const done = () => {
-        clearTimeout(timer);
-        this.waiters.delete(done);
-        resolve();
-      };
-      const timer = setTimeout(done, ms);
-      this.waiters.add(done);
-    });
+    return this.running ? this.pause.sleep(ms) : Promise.resolve();
   }
 
   private wakeUp(): void {
-    for (const waiter of [...this.waiters]) waiter();
+    this.pause.wakeAll();
   }
 }
 
