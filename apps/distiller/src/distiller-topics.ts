@@ -1,5 +1,5 @@
 import type { ServiceTopology, StreamPlatform } from '@engram/core';
-import { codecOnTopic, contractCodec } from '@engram/core';
+import { codecOnTopic, contractCodec, prefixedTopicNames } from '@engram/core';
 import {
   DEFAULT_DISTILLER_TOPICS,
   type DistillerCodecs,
@@ -27,11 +27,7 @@ export function distillerCodecs(topics: DistillerTopics): DistillerCodecs {
 
 /** Prefixes every topic name (one cluster, several isolated installations or test runs). */
 export function prefixedDistillerTopics(prefix: string): DistillerTopics {
-  const prefixed = { ...DEFAULT_DISTILLER_TOPICS };
-  for (const name of Object.keys(prefixed) as (keyof DistillerTopics)[]) {
-    prefixed[name] = prefix + prefixed[name];
-  }
-  return prefixed;
+  return prefixedTopicNames(DEFAULT_DISTILLER_TOPICS, prefix);
 }
 
 /**

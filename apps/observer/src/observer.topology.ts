@@ -2,6 +2,7 @@ import type { Embedder } from '@engram/ai';
 import {
   codecOnTopic,
   CompactedView,
+  prefixedTopicNames,
   contractCodec,
   memoriesByFileOn,
   redactSecrets,
@@ -64,16 +65,7 @@ export function observerCodecs(topics: ObserverTopics): ObserverCodecs {
 
 /** Prefixes every topic name (one cluster, several isolated installations or test runs). */
 export function prefixedObserverTopics(prefix: string): ObserverTopics {
-  const d = DEFAULT_OBSERVER_TOPICS;
-  return {
-    toolCalls: prefix + d.toolCalls,
-    lifecycle: prefix + d.lifecycle,
-    changelog: prefix + d.changelog,
-    projectWork: prefix + d.projectWork,
-    projectState: prefix + d.projectState,
-    memories: prefix + d.memories,
-    episodes: prefix + d.episodes,
-  };
+  return prefixedTopicNames(DEFAULT_OBSERVER_TOPICS, prefix);
 }
 
 /**

@@ -1,4 +1,5 @@
 import { TOPICS } from '@engram/contracts';
+import { prefixedTopicNames } from '@engram/core';
 
 /** The topics the indexer reads (SPEC §2: retrieval ◄── memories, episodes; and user prompts). */
 export interface RetrievalTopics {
@@ -21,11 +22,5 @@ export const DEFAULT_RETRIEVAL_TOPICS: RetrievalTopics = {
 
 /** The topics under the configured prefix (ENGRAM_TOPIC_PREFIX; tests use their own). */
 export function prefixedRetrievalTopics(prefix: string): RetrievalTopics {
-  const d = DEFAULT_RETRIEVAL_TOPICS;
-  return {
-    memories: prefix + d.memories,
-    episodes: prefix + d.episodes,
-    prompts: prefix + d.prompts,
-    toolCalls: prefix + d.toolCalls,
-  };
+  return prefixedTopicNames(DEFAULT_RETRIEVAL_TOPICS, prefix);
 }

@@ -12,7 +12,7 @@ import {
   type EngramConfig,
   type ServiceTimers,
 } from '@engram/config';
-import type { StreamPlatform } from '@engram/core';
+import { prefixedTopicNames, type StreamPlatform } from '@engram/core';
 import {
   Inject,
   Injectable,
@@ -27,16 +27,7 @@ import { startSegmenter, type RunningSegmenter } from './segmenter.topology';
 
 /** The segmenter's topics under the configured prefix. */
 export function prefixedTopics(prefix: string): SegmenterTopics {
-  const d = DEFAULT_SEGMENTER_TOPICS;
-  return {
-    prompts: prefix + d.prompts,
-    toolCalls: prefix + d.toolCalls,
-    lifecycle: prefix + d.lifecycle,
-    boundaries: prefix + d.boundaries,
-    episodes: prefix + d.episodes,
-    threadLinks: prefix + d.threadLinks,
-    changelog: prefix + d.changelog,
-  };
+  return prefixedTopicNames(DEFAULT_SEGMENTER_TOPICS, prefix);
 }
 
 /** With an LLM configured, new threads are also judged by it (seed 004 §2.3), 10 s at most. */

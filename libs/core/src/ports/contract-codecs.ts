@@ -38,3 +38,18 @@ export function contractCodec<T extends TopicName>(topic: T): TopicCodec<EventOf
     validate: (event) => envelopeProblems(event),
   };
 }
+
+/**
+ * A service's topic names under a prefix (one cluster, several isolated installations or test
+ * runs): every name of `topics` prefixed, the keys kept.
+ */
+export function prefixedTopicNames<T extends Record<keyof T, string>>(
+  topics: T,
+  prefix: string,
+): T {
+  const prefixed = { ...topics };
+  for (const name of Object.keys(prefixed) as (keyof T)[]) {
+    prefixed[name] = `${prefix}${topics[name]}` as T[keyof T];
+  }
+  return prefixed;
+}
