@@ -133,6 +133,22 @@ function qaSession(id: string, withBrowser: boolean, at: number): Typed[] {
   return hookSession(id, 'Check that saving the settings page works end to end', steps, at);
 }
 
+/** A QA session that signs in (typing a password) and checks the page it reached. */
+function signInSession(id: string, at: number): Typed[] {
+  return hookSession(
+    id,
+    'Check that signing in lands on the home page',
+    [
+      browser('navigate', { url: 'http://localhost:3000/login' }, {}),
+      browser('type', { element: 'Email textbox', ref: 'e3', text: 'qa@example.com' }, {}),
+      browser('type', { ref: 'e4', text: 'hunter2-secret' }, {}),
+      browser('click', { element: 'Sign in button', ref: 'e5' }, {}),
+      browser('snapshot', {}, { result: '- Page URL: http://localhost:3000/home?welcome=1' }),
+    ],
+    at,
+  );
+}
+
 describe('task_calibration and e2e_observation from hook events, embedded (issue #20)', () => {
   let engram: LexicalEmbedded;
   const publish = (events: Typed[]) => engram.publish(events);
@@ -212,5 +228,45 @@ describe('task_calibration and e2e_observation from hook events, embedded (issue
     });
     expect(observation.content).toContain('Before click "Save button"');
     expect(observation.content).toContain('click "Accept cookies"');
+  }, 60_000);
+
+  it('should remember the steps a QA session took to reach the page it checked, without what it typed', async () => {
+    const sequences = () =>
+      ofType('e2e_observation').filter(
+        (m) => m.e2eObservation?.observationType === 'test_sequence',
+      );
+    await publish(signInSession('qa-sign-in-1', START + 480_000));
+    const [first] = await until(
+      () => Promise.resolve(sequences()),
+      (found) => found.length > 0,
+      30_000,
+    );
+    // 0.75, times the observer's unvalidatedConfidenceFactor (0.6): no test run validated the
+    // session (the same factor every observer memory of such a session gets).
+    expect(first.tags).toContain('unvalidated');
+    expect(first).toMatchObject({
+      source: 'mcp_auto',
+      confidence: 0.45,
+      needsReview: true,
+      e2eObservation: {
+        mcpToolUsed: 'mcp__playwright__browser_snapshot',
+        appState: 'http://localhost:3000/home',
+      },
+    });
+    expect(first.content).toBe(
+      'To reach http://localhost:3000/home, follow: navigate "http://localhost:3000/login" → ' +
+        'fill "Email textbox" → fill "e4" → click "Sign in button".',
+    );
+    expect(JSON.stringify(engram.memories())).not.toContain('hunter2');
+    // The same steps to the same page in another session are the same memory (its natural key:
+    // the state and the steps), rewritten, not a second one.
+    await publish(signInSession('qa-sign-in-2', START + 540_000));
+    const [again] = await until(
+      () => Promise.resolve(sequences()),
+      (found) => found.some((m) => m.sessionId === 'qa-sign-in-2'),
+      30_000,
+    );
+    expect(sequences()).toHaveLength(1);
+    expect(again.memoryId).toBe(first.memoryId);
   }, 60_000);
 });

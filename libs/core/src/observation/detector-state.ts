@@ -52,6 +52,18 @@ export interface BrowserState {
   page: string | null;
   /** The browser action that failed last and has not succeeded since. */
   failed: BrowserFailure | null;
+  /**
+   * The successful actions since the last state check or failure (test_sequence), at most a few,
+   * newest last. Optional: browser states persisted before test sequences were observed have none.
+   */
+  run?: BrowserRunStep[];
+}
+
+export interface BrowserRunStep {
+  /** `fill "Password textbox"`: the action and its target, never a typed value. */
+  step: string;
+  /** The page the browser was on before the step (where a sequence cut at its cap starts). */
+  from: string | null;
 }
 
 export interface BrowserFailure {

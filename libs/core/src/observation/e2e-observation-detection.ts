@@ -3,6 +3,7 @@ import { idOf } from '../ids/deterministic-id';
 import { pushBounded, type BrowserFailure, type DetectorState } from './detector-state';
 import type { CallContext } from './observed-call';
 import type { E2eObservationSignal } from './signals';
+import { detectTestSequence } from './test-sequence-detection';
 
 /**
  * E2E observations from a QA agent's browser automation MCP tools (seed 002 §9, SPEC §5). The
@@ -14,8 +15,8 @@ import type { E2eObservationSignal } from './signals';
  *   retry or after a wait → timing; an explicit wait with a target → timing;
  * - one that failed otherwise and never succeeded → mcp_gotcha;
  * - a success whose result reports an error, a dialog or a disabled element → ui_behavior.
- * Routine successes are the seed's "not worth remembering": no signal. test_sequence needs a
- * judgement of which steps reach a state, which the events do not give: never produced here.
+ * - a run of successful actions that ends in a state check → test_sequence (test-sequence-detection.ts).
+ * Other routine successes are the seed's "not worth remembering": no signal.
  */
 
 /** Servers (`mcp__<server>__…`) that automate a browser or an app's UI. */
@@ -27,6 +28,7 @@ const BROWSER_TOOLS =
 /** The action a tool performs, by its name (first match wins: `press_key` is a key, not a click). */
 const ACTIONS: ReadonlyArray<readonly [RegExp, string]> = [
   [/wait/, 'wait'],
+  [/assert|expect|verify/, 'assert'],
   [/navigate|goto|open_url|open_page/, 'navigate'],
   [/key|press|shortcut/, 'key'],
   [/click|tap/, 'click'],
@@ -38,10 +40,12 @@ const ACTIONS: ReadonlyArray<readonly [RegExp, string]> = [
 ];
 
 /** Actions that only look or wait: never the step an action needed first. */
-const PASSIVE_ACTIONS = new Set(['wait', 'inspect']);
+const PASSIVE_ACTIONS = new Set(['wait', 'inspect', 'assert']);
 
 /** Arguments naming what an action aims at, most readable first (`ref` is Playwright's id). */
 const TARGET_ARGS = ['element', 'text', 'selector', 'label', 'url', 'key', 'name', 'ref'];
+/** A fill's `text` is what was typed (a password, say): never its target, never stored. */
+const FILL_TARGET_ARGS = TARGET_ARGS.filter((name) => name !== 'text');
 
 const WAIT_LIKE_ERROR =
   /timed? ?out|exceeded|waiting for|not (yet )?(visible|stable|enabled|attached|ready|interactable)|detached|animat|intercepts pointer|still loading/i;
@@ -52,7 +56,7 @@ const PAGE_URL = /Page URL:\s*(\S+)/;
 const MAX_TEXT = 160;
 const MAX_BEFORE = 5;
 
-interface BrowserCall {
+export interface BrowserCall {
   mcpTool: string;
   action: string;
   target: string | null;
@@ -68,7 +72,7 @@ export function browserCallOf(toolName: string, argsJson: string): BrowserCall |
   if (!BROWSER_SERVERS.test(server) && !BROWSER_TOOLS.test(tool)) return null;
   const bare = tool.replace(/^(browser_|puppeteer_|playwright_)/, '');
   const action = ACTIONS.find(([pattern]) => pattern.test(bare))?.[1] ?? bare;
-  const target = targetOf(argsJson);
+  const target = targetOf(argsJson, action === 'fill' ? FILL_TARGET_ARGS : TARGET_ARGS);
   return { mcpTool: toolName, action, target, key: `${action}\u0000${target ?? ''}` };
 }
 
@@ -85,6 +89,8 @@ export function detectE2eObservation(
   if (call.outcome === 'error') {
     // A new failure leaves the previous one unresolved: it is what it looked like.
     if (browser.failed !== null) signals.push(unresolvedFailure(state.sessionId, browser.failed));
+    // A failure breaks a sequence: what follows starts from wherever the retry left the page.
+    browser.run = [];
     const message = firstLine(call.errorMessage ?? '') || 'failed';
     browser.failed = {
       ...browserCall,
@@ -117,9 +123,17 @@ export function detectE2eObservation(
     }
     browser.failed = null;
   } else if (failed !== null) {
-    pushBounded(failed.since, describe(browserCall), MAX_BEFORE);
+    pushBounded(failed.since, describeBrowserCall(browserCall), MAX_BEFORE);
   }
+  const pageBefore = browser.page;
   browser.page = pageAfter(browserCall, call.resultSummary ?? null) ?? browser.page;
+  signals.push(
+    ...detectTestSequence(browser, context, {
+      ...browserCall,
+      described: describeBrowserCall(browserCall),
+      pageBefore,
+    }),
+  );
   const result = call.resultSummary ?? '';
   if (browserCall.action === 'wait' && browserCall.target !== null) {
     observe('timing', `had to wait for ${quoted(browserCall.target)}`);
@@ -195,7 +209,7 @@ function pageAfter(browserCall: BrowserCall, result: string | null): string | nu
   return url.split(/[?#]/)[0];
 }
 
-function targetOf(argsJson: string): string | null {
+function targetOf(argsJson: string, names: readonly string[]): string | null {
   let args: unknown;
   try {
     args = JSON.parse(argsJson);
@@ -204,14 +218,15 @@ function targetOf(argsJson: string): string | null {
   }
   if (typeof args !== 'object' || args === null) return null;
   const record = args as Record<string, unknown>;
-  for (const name of TARGET_ARGS) {
+  for (const name of names) {
     const value = record[name];
     if (typeof value === 'string' && value.trim() !== '') return clip(value.trim());
   }
   return null;
 }
 
-function describe(browserCall: BrowserCall): string {
+/** `click "Save button"`: the action and what it aimed at (a fill's typed text is never one). */
+export function describeBrowserCall(browserCall: BrowserCall): string {
   return browserCall.target === null
     ? browserCall.action
     : `${browserCall.action} ${quoted(browserCall.target)}`;

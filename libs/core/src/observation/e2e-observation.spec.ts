@@ -3,33 +3,18 @@ import { browserCallOf } from './e2e-observation-detection';
 import { draftCandidates, runPromotion } from './promotion/promotion-pipeline';
 import { e2eObservationRule } from './rules/e2e-observation.rule';
 import {
+  browserCall,
   edit,
   inferenceInput,
   ofType,
   promotionInput,
   runSession,
-  type CallSpec,
 } from './testing/observer-fixtures';
 
 const CLICK = 'mcp__playwright__browser_click';
 const NAVIGATE = 'mcp__playwright__browser_navigate';
 
-/** A Playwright MCP call; `result` is its result text, `error` makes it a failure. */
-function browser(
-  step: number,
-  toolName: string,
-  args: Record<string, unknown>,
-  outcome: { result?: string; error?: string } = {},
-): CallSpec {
-  return {
-    step,
-    toolName,
-    argsJson: JSON.stringify(args),
-    outcome: outcome.error === undefined ? 'ok' : 'error',
-    errorMessage: outcome.error ?? null,
-    resultSummary: outcome.result ?? null,
-  };
-}
+const browser = browserCall;
 
 const open = (step: number) =>
   browser(

@@ -1,4 +1,5 @@
 import type { CandidateFacts, MemoryCandidate } from '../candidates';
+import { reachedState } from '../test-sequence-detection';
 
 /** A memory's text: the content and the short form for citation chips. */
 export interface MemoryText {
@@ -88,16 +89,22 @@ const RENDERERS: Renderers = {
     citationText: `QA ${f.severity}: ${f.description}`,
   }),
   e2e_observation: (f) => {
+    const seen = f.occurrences > 1 ? ` (seen ${f.occurrences} times)` : '';
+    if (f.observationType === 'test_sequence') {
+      const state = reachedState(f.page, f.target);
+      return {
+        content: `To reach ${state}, follow: ${f.before.join(' → ')}${seen}.`,
+        citationText: `e2e test_sequence: ${state}`,
+      };
+    }
     const step = f.target === null ? f.action : `${f.action} ${JSON.stringify(f.target)}`;
     const where = f.page === null ? '' : ` on ${f.page}`;
-    const lead: Record<typeof f.observationType, string> = {
+    const lead: Record<Exclude<typeof f.observationType, 'test_sequence'>, string> = {
       precondition: `Before ${step}${where}, do: ${f.before.join(', ')}.`,
       timing: `Timing${where}: ${step} needs time.`,
       ui_behavior: `UI behaviour${where} after ${step}:`,
-      test_sequence: `To reach the state of ${step}${where}:`,
       mcp_gotcha: `MCP gotcha: ${f.mcpTool} ${step}${where} fails.`,
     };
-    const seen = f.occurrences > 1 ? ` (seen ${f.occurrences} times)` : '';
     return {
       content: `${lead[f.observationType]} Observed: ${f.outcome}${seen}.`,
       citationText: `e2e ${f.observationType}: ${step}${where}`,

@@ -13,14 +13,13 @@ import { modulesOf, signalsOfType } from './rule-helpers';
  * What a QA agent's browser automation MCP tools showed (e2e-observation-detection.ts) →
  * e2e_observation with source `mcp_auto`, scope global ("UI behaviours apply globally, not to one
  * work unit") and always for review (seed 002 §9: automation can misclassify). The same kind of
- * observation of the same action on the same page is one memory, however often it recurs; its
+ * observation of the same action on the same page (a test sequence: the same steps to the same
+ * state) is one memory, however often it recurs; its
  * files (a component, a test) are related when the calls named any.
  */
 export function e2eObservationRule(input: InferenceInput): MemoryCandidate[] {
   const observations = signalsOfType(input.signals, 'e2e_observation');
-  const groups = groupBy(observations, (s) =>
-    [s.observationType, s.page ?? '', s.action, s.target ?? ''].join('\u0000'),
-  );
+  const groups = groupBy(observations, naturalKeyOf);
   const candidates: MemoryCandidate[] = [];
   for (const [naturalKey, signals] of groups) {
     const latest = signals.reduce((a, b) => (b.at > a.at ? b : a));
@@ -42,6 +41,18 @@ export function e2eObservationRule(input: InferenceInput): MemoryCandidate[] {
     });
   }
   return candidates;
+}
+
+/**
+ * A test sequence is the state reached (page, text checked) and the steps that reached it, however
+ * the state was checked; the other kinds are one action on one page.
+ */
+function naturalKeyOf(s: E2eObservationSignal): string {
+  const key =
+    s.observationType === 'test_sequence'
+      ? [s.observationType, s.page ?? '', s.target ?? '', s.before.join(' → ')]
+      : [s.observationType, s.page ?? '', s.action, s.target ?? ''];
+  return key.join('\u0000');
 }
 
 function observedFacts(signal: E2eObservationSignal): E2eObservationFacts {

@@ -37,6 +37,23 @@ export function toolCall(spec: CallSpec, sessionId = 's1', startAt = T0): Observ
   };
 }
 
+/** A browser MCP call; `result` is its result text, `error` makes it a failure. */
+export function browserCall(
+  step: number,
+  toolName: string,
+  args: Record<string, unknown>,
+  outcome: { result?: string; error?: string } = {},
+): CallSpec {
+  return {
+    step,
+    toolName,
+    argsJson: JSON.stringify(args),
+    outcome: outcome.error === undefined ? 'ok' : 'error',
+    errorMessage: outcome.error ?? null,
+    resultSummary: outcome.result ?? null,
+  };
+}
+
 export const read = (step: number, file: string, extra: Partial<CallSpec> = {}): CallSpec => ({
   step,
   toolName: 'Read',
