@@ -7,9 +7,12 @@ import {
   type StageProcessor,
   type StreamPlatform,
   type StreamTopic,
+  type TailSpec,
+  type TopicTail,
 } from '@engram/core';
 import { EmbeddedExactlyOnceProcessor } from './embedded-exactly-once-processor';
 import { EmbeddedSinkConsumer } from './embedded-sink-consumer';
+import { EmbeddedTopicTail } from './embedded-topic-tail';
 import type { SqliteEventLog } from './sqlite-event-log';
 import { SqliteEventLogAdapter } from './sqlite-event-log.adapter';
 
@@ -94,6 +97,10 @@ export class EmbeddedStreamPlatform implements StreamPlatform {
 
   createSinkConsumer(spec: SinkConsumerSpec): Promise<SinkConsumer> {
     return Promise.resolve(new EmbeddedSinkConsumer(this.log, spec));
+  }
+
+  createTail<E>(spec: TailSpec<E>): Promise<TopicTail> {
+    return Promise.resolve(new EmbeddedTopicTail(this.log, spec));
   }
 
   close(): Promise<void> {

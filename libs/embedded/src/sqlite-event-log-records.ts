@@ -55,6 +55,21 @@ export interface TopicRow {
   compacted: number;
 }
 
+/** What callers see of a topic's row. */
+export function topicInfoOf(row: TopicRow): TopicInfo {
+  return { name: row.name, partitions: row.partitions, compacted: row.compacted === 1 };
+}
+
+/** A read's range, checked before it reaches SQLite. */
+export function requireReadRange(fromOffset: number, maxRecords: number): void {
+  if (!Number.isInteger(fromOffset) || fromOffset < 0) {
+    throw new RangeError(`offset must be a non-negative integer, got ${fromOffset}`);
+  }
+  if (!Number.isInteger(maxRecords) || maxRecords < 1) {
+    throw new RangeError(`maxRecords must be a positive integer, got ${maxRecords}`);
+  }
+}
+
 export interface RecordRow {
   offset: number;
   key: string | null;

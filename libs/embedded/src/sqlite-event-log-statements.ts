@@ -36,6 +36,10 @@ export function prepareStatements(db: Database) {
       `SELECT offset, key, value, headers, timestamp FROM records
        WHERE topic_id = ? AND partition = ? AND offset >= ? ORDER BY offset LIMIT ?`,
     ),
+    firstAtTime: db.prepare<[number, number, number], { offset: number | null }>(
+      `SELECT MIN(offset) AS offset FROM records
+       WHERE topic_id = ? AND partition = ? AND timestamp >= ?`,
+    ),
     upsertLatest: db.prepare<[number, number, string, number]>(
       `INSERT INTO compacted_keys (topic_id, partition, key, offset) VALUES (?, ?, ?, ?)
        ON CONFLICT (topic_id, partition, key) DO UPDATE SET offset = excluded.offset`,

@@ -12,6 +12,8 @@ import {
   asBuffer,
   headersJson,
   keyText,
+  requireReadRange,
+  topicInfoOf,
   toLogRecord,
   UnknownTopicError,
   type AppendedAt,
@@ -181,15 +183,11 @@ export class SqliteEventLog {
   /** The topic's partition count and compaction, or undefined when it does not exist. */
   topic(topic: string): TopicInfo | undefined {
     const row = this.topicRow(topic);
-    return row && { name: row.name, partitions: row.partitions, compacted: row.compacted === 1 };
+    return row && topicInfoOf(row);
   }
 
   topics(): TopicInfo[] {
-    return this.sql.allTopics.all().map((row) => ({
-      name: row.name,
-      partitions: row.partitions,
-      compacted: row.compacted === 1,
-    }));
+    return this.sql.allTopics.all().map(topicInfoOf);
   }
 
   private topicRow(topic: string): TopicRow | undefined {
@@ -283,12 +281,7 @@ export class SqliteEventLog {
   read(topic: string, partition: number, fromOffset: number, maxRecords: number): LogRecord[] {
     const row = this.requireTopic(topic);
     this.requirePartition(row, partition);
-    if (!Number.isInteger(fromOffset) || fromOffset < 0) {
-      throw new RangeError(`offset must be a non-negative integer, got ${fromOffset}`);
-    }
-    if (!Number.isInteger(maxRecords) || maxRecords < 1) {
-      throw new RangeError(`maxRecords must be a positive integer, got ${maxRecords}`);
-    }
+    requireReadRange(fromOffset, maxRecords);
     return this.sql.read
       .all(row.id, partition, fromOffset, maxRecords)
       .map((record) => toLogRecord(topic, partition, record));
@@ -327,6 +320,14 @@ export class SqliteEventLog {
       ends[partition] = next_offset;
     }
     return ends;
+  }
+
+  /** Per partition, its first offset stamped at or after `timestamp` (its end when none is). */
+  offsetsAtTime(topic: string, timestamp: number): number[] {
+    const row = this.requireTopic(topic);
+    return this.endOffsets(topic).map(
+      (end, partition) => this.sql.firstAtTime.get(row.id, partition, timestamp)?.offset ?? end,
+    );
   }
 
   /**

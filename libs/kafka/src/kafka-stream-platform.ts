@@ -9,6 +9,8 @@ import {
   type StageProcessor,
   type StreamPlatform,
   type StreamTopic,
+  type TailSpec,
+  type TopicTail,
 } from '@engram/core';
 import type { Admin, Kafka } from 'kafkajs';
 import { AvroRegistry } from './avro-registry';
@@ -19,6 +21,7 @@ import { DeadLetterWriter } from './dead-letter-writer';
 import { ExactlyOnceProcessor } from './exactly-once-processor';
 import { createKafka } from './kafka-client';
 import { KafkaEventLog } from './kafka-event-log';
+import { KafkaTopicTail } from './kafka-topic-tail';
 import { ReliableConsumer } from './reliable-consumer';
 import { ensureTopics } from './topic-admin';
 
@@ -138,6 +141,16 @@ export class KafkaStreamPlatform implements StreamPlatform {
       }),
       fromBeginning: spec.fromBeginning ?? true,
     });
+  }
+
+  createTail<E>(spec: TailSpec<E>): Promise<TopicTail> {
+    return Promise.resolve(
+      new KafkaTopicTail(this.kafka, this.registry, this.admin, spec, {
+        ...(this.options.sessionTimeoutMs !== undefined && {
+          sessionTimeoutMs: this.options.sessionTimeoutMs,
+        }),
+      }),
+    );
   }
 
   async close(): Promise<void> {

@@ -37,6 +37,12 @@ export interface StreamPlatform {
   createProcessor(spec: ProcessorSpec): Promise<StageProcessor>;
   /** An at-least-once consumer for a sink outside the log (committed after the handler). */
   createSinkConsumer(spec: SinkConsumerSpec): Promise<SinkConsumer>;
+  /**
+   * A reader of every partition of a topic from a point in time on, following new records until
+   * stopped: the input of a materialised view held in memory (a GlobalKTable). No consumer group
+   * offsets: every tail reads everything, and a restarted one reads again from its timestamp.
+   */
+  createTail<E>(spec: TailSpec<E>): Promise<TopicTail>;
   /** Releases what the platform opened (admin clients, producers); processors stop themselves. */
   close(): Promise<void>;
 }
@@ -90,6 +96,41 @@ export interface SinkConsumerSpec {
   retry: BackoffOptions;
   /** Where a group without committed offsets starts (default: the beginning). */
   fromBeginning?: boolean;
+}
+
+export interface TailSpec<E> {
+  /** The topic (it must exist) and how its records decode. */
+  codec: TopicCodec<E>;
+  /**
+   * Epoch millis: each partition is read from its first record stamped at or after this (from
+   * its end when it has none that recent); partitions created later are read from their start.
+   */
+  fromTimestamp: number;
+  /**
+   * One partition's decoded events, in offset order (tombstones are passed over). A view has no
+   * dead letters: if the handler throws, its records are reported to `onSkipped` and reading
+   * goes on — it should not throw.
+   */
+  handle(items: Delivered<E>[]): Promise<void>;
+  /** A record passed over (it cannot be decoded, or its batch's handler failed), and why. */
+  onSkipped(skipped: TailSkip): void;
+}
+
+export interface TailSkip {
+  topic: string;
+  partition: number;
+  /** Decimal, as Delivered has it. */
+  offset: string;
+  error: unknown;
+}
+
+export interface TopicTail {
+  /** Since start: events handed to the handler, records passed over. */
+  readonly counters: { handled: number; skipped: number };
+  /** Resolves once reading has begun (not once it has caught up). */
+  start(): Promise<void>;
+  /** Stops reading; the batch in hand finishes first. */
+  stop(): Promise<void>;
 }
 
 export interface SinkConsumer {

@@ -4,8 +4,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MisconfigurationError } from '../../errors/engram-error';
 import { bindStage, runTopology, type ServiceTopology } from '../service-topology';
-import type { StreamPlatform } from '../stream-platform';
-import type { DeliveredOrTombstone } from '../stream-stage';
+import type { StreamPlatform, TailSkip, TopicTail } from '../stream-platform';
+import type { Delivered, DeliveredOrTombstone } from '../stream-stage';
 import { contractTestCodec, type ContractEvent } from './event-log.contract';
 
 export interface StreamPlatformFixture {
@@ -221,5 +221,67 @@ export function describeStreamPlatformContract(
         await consumer.stop();
       }
     });
+
+    it('should tail every partition from a timestamp with no group, passing over what it cannot decode', async () => {
+      const codec = contractTestCodec(fixture.uniqueName('contract-tail'));
+      // The same schema without the semantic check: how a record the tail refuses gets written.
+      const lax = { ...codec, validate: () => [] };
+      await platform().ensureTopics([{ topic: codec.topic }], 2);
+      const log = await platform().eventLog();
+      await log.publish(codec, events(4));
+      await pause(20);
+      const from = Date.now();
+      await pause(20);
+      await log.publish(codec, events(4, 4));
+      await log.publish(lax, [{ ...events(1, 99)[0], eventId: '' }]);
+      // Two tails from the same time: each reads everything (no group shares the records).
+      const readers = [0, 1].map(() => ({
+        seen: [] as Delivered<ContractEvent>[],
+        skipped: [] as TailSkip[],
+      }));
+      const tails: TopicTail[] = [];
+      for (const reader of readers) {
+        const tail = await platform().createTail({
+          codec,
+          fromTimestamp: from,
+          handle: (items) => {
+            reader.seen.push(...items);
+            return Promise.resolve();
+          },
+          onSkipped: (skipped) => reader.skipped.push(skipped),
+        });
+        await tail.start();
+        tails.push(tail);
+      }
+      try {
+        await log.publish(codec, events(2, 8));
+        for (const reader of readers) {
+          await until(() => Promise.resolve(reader.seen.length >= 6 ? true : undefined));
+          await until(() => Promise.resolve(reader.skipped.length >= 1 ? true : undefined));
+          expect(reader.seen.map((item) => item.event.seq).sort((a, b) => a - b)).toEqual([
+            4, 5, 6, 7, 8, 9,
+          ]);
+          expect(reader.skipped).toHaveLength(1);
+          expect(reader.skipped[0].topic).toBe(codec.topic);
+          // Each partition in offset order.
+          for (const partition of [0, 1]) {
+            const offsets = reader.seen
+              .filter((item) => item.partition === partition)
+              .map((item) => Number(item.offset));
+            expect(offsets).toEqual([...offsets].sort((a, b) => a - b));
+          }
+        }
+        expect(tails.map((tail) => tail.counters)).toEqual([
+          { handled: 6, skipped: 1 },
+          { handled: 6, skipped: 1 },
+        ]);
+      } finally {
+        for (const tail of tails) await tail.stop();
+      }
+    });
   });
+}
+
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
