@@ -85,6 +85,62 @@ describe('supersessionVerdict', () => {
     });
   });
 
+  it('should take a choice restated with a new multi-word ending and no cue', () => {
+    const table = decision('table', 'Billing talks to the ledger over a shared Postgres table', 1);
+    expect(supersessionVerdict(table, REST, RULE)).toMatchObject({
+      supersedes: true,
+      cue: 'restatement',
+    });
+    const kafka = decision('kafka', 'Billing talks to the ledger over a Kafka topic', 0.5);
+    expect(supersessionVerdict(kafka, table, RULE)).toMatchObject({ cue: 'restatement' });
+    const tests = decision(
+      'tests',
+      'Convention for unit tests: live next to the source as *.spec.ts',
+      9,
+    );
+    const moved = decision(
+      'moved',
+      'Convention for unit tests: go under test/unit, mirroring the source tree',
+      1,
+    );
+    expect(supersessionVerdict(moved, tests, RULE)).toMatchObject({ cue: 'restatement' });
+    // The value between its marker and a shared ending ("got" is a stop word: overlap misses it).
+    const got = decision('got', 'Orders uses got for HTTP requests', 9);
+    const fetch = decision('fetch', 'Orders uses node-fetch for HTTP requests', 1);
+    expect(supersessionVerdict(fetch, got, RULE)).toMatchObject({ cue: 'restatement' });
+    const winston = decision('winston', 'Auth uses winston for logging', 9);
+    const pino = decision('pino', 'Auth uses pino for logging', 1);
+    expect(supersessionVerdict(pino, winston, RULE)).toMatchObject({ cue: 'restatement' });
+  });
+
+  it('should not take a new ending for a restatement when it is an addition or not a choice', () => {
+    // The older sentence continued: an elaboration, both true.
+    const more = decision(
+      'more',
+      'Billing talks to the ledger over REST with JSON bodies and retries twice',
+      1,
+    );
+    expect(supersessionVerdict(more, REST, RULE).supersedes).toBe(false);
+    // No slot marker: two facts about the same subject, both true.
+    const retries = decision('r', 'Billing retries failed ledger webhooks three times', 90);
+    const only = decision('o', 'Billing retries failed ledger webhooks only for 5xx responses', 1);
+    expect(supersessionVerdict(only, retries, RULE).supersedes).toBe(false);
+    // A different value before the marker: another subject.
+    const ledger = decision('l', 'Billing sends refunds to the ledger over a Kafka topic', 90);
+    const stock = decision('s', 'Billing sends refunds to the stock service over a Kafka topic', 1);
+    expect(supersessionVerdict(stock, ledger, RULE)).toMatchObject({ supersedes: false });
+    // Too little shared opening to be the same statement.
+    const short = decision('short', 'Billing uses a shared Postgres table', 1);
+    const old = decision('old', 'Billing uses REST with JSON bodies', 90);
+    expect(supersessionVerdict(short, old, RULE).supersedes).toBe(false);
+    // Not a choice: a gotcha restated is two observations, not a reversal.
+    const gotcha = { ...REST, memoryType: 'gotcha' as const };
+    const gotchaNew = decision('g', 'Billing talks to the ledger over a shared Postgres table', 1, {
+      memoryType: 'gotcha',
+    });
+    expect(supersessionVerdict(gotchaNew, gotcha, RULE).supersedes).toBe(false);
+  });
+
   it('should leave a compatible newer fact about the same subject alone', () => {
     expect(supersessionVerdict(RETRY_LOGS, RETRIES, RULE)).toEqual({
       supersedes: false,

@@ -15,8 +15,8 @@ import { isSuperseded, SUPERSEDED_BY_TAG, supersededBy } from './superseded';
  * Same subject: same tenant, project and type; related files that overlap (or one side has
  * none); most of the smaller memory's content words shared. Contradiction: the newer one says so
  * ("no longer", "instead", "replaced", "switched from", "from now on", …), or negates a rule the
- * older one states with almost the same words. A compatible addition (same subject, no
- * contradiction) supersedes nothing. Cycle-safe: only a strictly newer memory supersedes, and a
+ * older one states with almost the same words, or restates a choice with another value in the
+ * same sentence. A compatible addition (same subject, no contradiction) supersedes nothing. Cycle-safe: only a strictly newer memory supersedes, and a
  * superseded memory supersedes nothing; idempotent: an older memory already superseded is left.
  */
 
@@ -30,12 +30,14 @@ export interface SupersessionRule {
   /** For a negation without a contradiction cue: the stricter overlap required. */
   minNegationOverlap: number;
   /**
-   * A choice restated with another value and no cue ("X uses undici for HTTP requests" after
-   * "X uses axios for …"): decisions, preferences and requirements only, this overlap at least,
-   * each side with words the other lacks, the newer one at most `maxRestatementNewWords` of them.
+   * A choice restated with another value and no cue ("Orders uses undici for HTTP requests" after
+   * "Orders uses axios for …"; "Billing talks to the ledger over a Kafka topic" after "… over
+   * REST with JSON bodies"): decisions, preferences and requirements only, the value after a slot
+   * marker (`restatesValue`), the rest of the sentence shared with at least this many content
+   * words, each value at most `maxRestatedValueWords` words.
    */
-  minRestatementOverlap: number;
-  maxRestatementNewWords: number;
+  minRestatementSubjectWords: number;
+  maxRestatedValueWords: number;
   /** The confidence of the `supersedes` relation written (seed 002 §13's coefficient). */
   relationConfidence: number;
 }
@@ -44,8 +46,8 @@ export const SUPERSESSION_RULE: SupersessionRule = Object.freeze({
   minOverlap: 0.4,
   minSharedWords: 3,
   minNegationOverlap: 0.6,
-  minRestatementOverlap: 0.75,
-  maxRestatementNewWords: 2,
+  minRestatementSubjectWords: 3,
+  maxRestatedValueWords: 10,
   relationConfidence: 0.8,
 });
 
@@ -124,8 +126,7 @@ export function supersessionVerdict(
   if (newerFiles.length > 0 && olderFiles.length > 0 && !anySameFile(newerFiles, olderFiles)) {
     return { supersedes: false, reason: 'files' };
   }
-  const subject = compareSubjects(newer.content, older.content, rule.minSharedWords);
-  const { overlap } = subject;
+  const { overlap } = subjectOverlap(newer.content, older.content, rule.minSharedWords);
   if (overlap < rule.minOverlap) return { supersedes: false, reason: 'subject' };
   const text = newer.content.toLowerCase();
   const cue = CONTRADICTION_CUES.find((pattern) => pattern.test(text));
@@ -137,13 +138,7 @@ export function supersessionVerdict(
   ) {
     return { supersedes: true, cue: 'negation', overlap };
   }
-  if (
-    CHOICE_TYPES.has(newer.memoryType) &&
-    overlap >= rule.minRestatementOverlap &&
-    subject.olderOnly > 0 &&
-    subject.newerOnly > 0 &&
-    subject.newerOnly <= rule.maxRestatementNewWords
-  ) {
+  if (CHOICE_TYPES.has(newer.memoryType) && restatesValue(newer.content, older.content, rule)) {
     return { supersedes: true, cue: 'restatement', overlap };
   }
   return { supersedes: false, reason: 'no contradiction' };
@@ -241,10 +236,11 @@ export function resolveSupersession(
 }
 
 /**
- * Shared content words over the smaller side's (0 below `minShared` shared words), and how many
- * words each side has that the other lacks.
+ * Whether two memories are about the same subject, by their content words: shared words over the
+ * smaller side's (0 below `minShared` shared words), and how many words each side has that the
+ * other lacks. Supersession asks it; so may anything grouping memories by subject.
  */
-function compareSubjects(
+export function subjectOverlap(
   newer: string,
   older: string,
   minShared: number,
@@ -256,6 +252,66 @@ function compareSubjects(
   const smaller = Math.min(left.size, right.size);
   const overlap = smaller === 0 || shared < minShared ? 0 : shared / smaller;
   return { overlap, newerOnly: left.size - shared, olderOnly: right.size - shared };
+}
+
+/**
+ * The same statement with another value (see `SupersessionRule.minRestatementSubjectWords`). The value
+ * slot starts after a slot marker — a colon ("Convention for imports: …") or a word that
+ * introduces a value ("over", "via", "uses", "is", …) — and runs to the end ("Billing talks to
+ * the ledger over [a Kafka topic]") or, right after the marker, up to an ending both share
+ * ("Orders uses [got] for HTTP requests"). Without a marker ("Billing retries failed webhooks
+ * three times" / "… only for 5xx responses") two endings are two facts about one subject.
+ */
+function restatesValue(newer: string, older: string, rule: SupersessionRule): boolean {
+  const left = slotTokens(newer);
+  const right = slotTokens(older);
+  const shortest = Math.min(left.length, right.length);
+  let opening = 0;
+  while (opening < shortest && left[opening] === right[opening]) opening += 1;
+  let closing = 0;
+  while (
+    closing < shortest - opening &&
+    left[left.length - 1 - closing] === right[right.length - 1 - closing]
+  ) {
+    closing += 1;
+  }
+  let slot = opening - 1;
+  while (slot >= 0 && !SLOT_MARKERS.has(left[slot])) slot -= 1;
+  // One sentence continuing the other is an addition; with a shared ending, the slot lies between
+  // the marker and it, so the marker must open it.
+  if (opening === shortest || slot < 0 || (closing > 0 && slot !== opening - 1)) return false;
+  const newerValue = left.length - slot - 1 - closing;
+  const olderValue = right.length - slot - 1 - closing;
+  const subject = [...left.slice(0, slot + 1), ...left.slice(left.length - closing)].join(' ');
+  return (
+    newerValue > 0 &&
+    olderValue > 0 &&
+    newerValue <= rule.maxRestatedValueWords &&
+    olderValue <= rule.maxRestatedValueWords &&
+    contentStems(subject).size >= rule.minRestatementSubjectWords
+  );
+}
+
+/** What starts a statement's value slot. */
+const SLOT_MARKERS: ReadonlySet<string> = new Set([
+  ':',
+  'over',
+  'via',
+  'through',
+  'using',
+  'uses',
+  'use',
+  'with',
+  'is',
+  'are',
+  'on',
+  'as',
+  'by',
+]);
+
+/** Words, and the colons that separate a statement's subject from its value. */
+function slotTokens(text: string): string[] {
+  return text.toLowerCase().match(/[\p{L}\p{N}]+|:/gu) ?? [];
 }
 
 function subjectWords(text: string): Set<string> {
