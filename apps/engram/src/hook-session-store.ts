@@ -138,6 +138,37 @@ export class HookSessionStore {
     return { value, warning: `${timeout.message}; counters not updated, ids made unique instead` };
   }
 
+  /**
+   * Takes the turn named `key` (a project root's files-gone manifest) when `due` says the last
+   * one — its time, stored under the key beside the sessions' state — is long enough ago: stores
+   * `now` and answers true. Under the session lock, so hooks in separate processes (and `engram
+   * recall`) take one turn between them. False, and nothing stored, when the lock cannot be had
+   * in time or the directory is not usable: a turn nobody can record is not taken.
+   */
+  claimTurn(key: string, now: number, due: (lastAt: number | null) => boolean): boolean {
+    try {
+      mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+      const path = join(this.dir, `${uuidV5(key)}.turn`);
+      const lock = openLockDb(join(this.dir, '.lock.db'), this.options.lockWaitMs ?? 5_000);
+      try {
+        lock.exec('BEGIN IMMEDIATE');
+        try {
+          if (!due(readTurn(path))) return false;
+          const temporary = `${path}.${process.pid}.tmp`;
+          writeDurably(temporary, JSON.stringify({ at: now }));
+          renameSync(temporary, path);
+          return true;
+        } finally {
+          lock.exec('COMMIT');
+        }
+      } finally {
+        lock.close();
+      }
+    } catch {
+      return false;
+    }
+  }
+
   /** Removes the state of sessions untouched for `maxAgeMs` (run at SessionStart). */
   prune(maxAgeMs: number, now = Date.now()): number {
     let removed = 0;
@@ -179,6 +210,16 @@ function openLockDb(path: string, waitMs: number): LockDb {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   sqlite ??= require('better-sqlite3') as typeof sqlite;
   return new sqlite!(path, { timeout: waitMs });
+}
+
+/** The time stored by claimTurn, or null (never taken, or unreadable). */
+function readTurn(path: string): number | null {
+  try {
+    const at = (JSON.parse(readFileSync(path, 'utf8')) as { at?: unknown }).at;
+    return typeof at === 'number' && Number.isFinite(at) ? at : null;
+  } catch {
+    return null;
+  }
 }
 
 function readState(path: string): HookSessionState {

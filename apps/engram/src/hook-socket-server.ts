@@ -258,7 +258,9 @@ function answerTimes(request: HookSocketRequest): { ackMs: number; doneMs: numbe
   const budget = request.options.budgetMs ?? DEFAULT_HOOK_BUDGET_MS;
   const context = request.options.contextBudgetMs ?? DEFAULT_CONTEXT_BUDGET_MS;
   const ackMs = budget + GIT_LOG_TIMEOUT_MS + GIT_LS_FILES_TIMEOUT_MS + ANSWER_SLACK_MS;
-  return { ackMs, doneMs: ackMs + Math.max(budget, context) };
+  // After the context, a files-gone FileManifest may take its git listing and its own publishing.
+  const filesGoneMs = GIT_LS_FILES_TIMEOUT_MS + budget;
+  return { ackMs, doneMs: ackMs + Math.max(budget, context) + filesGoneMs };
 }
 
 async function handle(

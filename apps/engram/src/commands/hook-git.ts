@@ -1,13 +1,16 @@
 import {
   CLAUDE_CODE_AGENT_KIND,
+  DELETED_FILES_GIT_ARGS,
   errorMessage,
   FILE_MANIFEST_GIT_ARGS,
+  filesInWorkingTree,
   hookCommitMade,
   hookFileManifest,
   LAST_COMMIT_GIT_ARGS,
   parseFileManifest,
   parseLastCommit,
   type ClaudeCodeHookPayload,
+  type FileManifestTrigger,
   type GitCommitInvocation,
   type HookProject,
 } from '@engram/core';
@@ -76,25 +79,35 @@ export async function commitMadeBy(
  * event's time. Nothing outside a git repository or before the first commit; nothing, and a
  * message for stderr, when git fails, is slow, or lists more than GIT_LS_FILES_MAX_BYTES (a
  * partial list would stale memories whose files exist).
+ *
+ * `files-gone` (a working-tree check found a memory whose every file is gone): the same list
+ * without the tracked files deleted from the working tree (`git ls-files --deleted`, run beside
+ * it under the same bounds), so a file removed by a plain `rm` is absent from it too.
  */
 export async function fileManifestAt(
-  run: HookRun,
-  payload: ClaudeCodeHookPayload,
+  run: Pick<HookRun, 'git'>,
+  payload: Pick<ClaudeCodeHookPayload, 'session_id'>,
   project: HookProject,
   timestamp: number,
+  trigger: FileManifestTrigger = 'session-start',
 ): Promise<{ event: Typed | null; message: string | null }> {
   if (project.gitHeadSha === null || project.projectRoot === null) {
     return { event: null, message: null };
   }
-  try {
+  const root = project.projectRoot;
+  const list = async (args: readonly string[]) => {
     const git = run.git ?? runGit;
-    const output = await git(
-      project.projectRoot,
-      FILE_MANIFEST_GIT_ARGS,
-      GIT_LS_FILES_TIMEOUT_MS,
-      GIT_LS_FILES_MAX_BYTES,
+    return parseFileManifest(
+      await git(root, args, GIT_LS_FILES_TIMEOUT_MS, GIT_LS_FILES_MAX_BYTES),
     );
-    const event = hookFileManifest(payload, project, parseFileManifest(output), timestamp);
+  };
+  try {
+    const [tracked, deleted] = await Promise.all([
+      list(FILE_MANIFEST_GIT_ARGS),
+      trigger === 'files-gone' ? list(DELETED_FILES_GIT_ARGS) : [],
+    ]);
+    const files = filesInWorkingTree(tracked, deleted);
+    const event = hookFileManifest(payload, project, files, timestamp, trigger);
     return { event, message: null };
   } catch (error) {
     return { event: null, message: `engram hook: no FileManifest (${errorMessage(error)})` };

@@ -233,21 +233,20 @@ export interface ContextAnswers {
 /**
  * What the hook prints from either source: the same text whichever answers. With the project
  * root known, what is about files that are all gone from the working tree is left out first
- * (seed 002 §7, layer 1: the service cannot stat the agent's files).
+ * (seed 002 §7, layer 1: the service cannot stat the agent's files), and the scope's
+ * `onFilesGone` is told what was.
  */
 export function hookMemoryOn(answers: ContextAnswers): HookMemory {
   return {
-    async buildContext({ projectRoot, ...scope }, query) {
+    async buildContext({ projectRoot, onFilesGone, ...scope }, query) {
       const { items, rendered } = await answers.buildContext({ ...scope, query: query ?? '' });
       const check = workingTreeCheck(projectRoot);
-      return titled(
-        'Engram memory for this request',
-        check && items
-          ? contextInWorkingTree({ items, rendered }, check).answer.rendered
-          : rendered,
-      );
+      if (!check || !items) return titled('Engram memory for this request', rendered);
+      const checked = contextInWorkingTree({ items, rendered }, check);
+      if (checked.gone.length > 0) onFilesGone?.(checked.gone);
+      return titled('Engram memory for this request', checked.answer.rendered);
     },
-    async injectForFile({ projectRoot, ...scope }, filePath, toolName) {
+    async injectForFile({ projectRoot, onFilesGone, ...scope }, filePath, toolName) {
       const selection = await answers.injectForFile({
         ...scope,
         filePath,
@@ -256,7 +255,9 @@ export function hookMemoryOn(answers: ContextAnswers): HookMemory {
       const { memories, rendered } = selection;
       const check = workingTreeCheck(projectRoot);
       if (!check || !memories) return rendered;
-      return injectionInWorkingTree({ memories, rendered }, check).answer.rendered;
+      const checked = injectionInWorkingTree({ memories, rendered }, check);
+      if (checked.gone.length > 0) onFilesGone?.(checked.gone);
+      return checked.answer.rendered;
     },
     ...(answers.pendingReviews && { pendingReviews: answers.pendingReviews }),
     close: () => answers.close(),

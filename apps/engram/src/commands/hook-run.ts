@@ -12,6 +12,7 @@ import {
   type HookProject,
 } from '@engram/core';
 import type { HookSpool } from '../hook-spool';
+import { filesGoneManifest } from './files-gone-manifest';
 import { commitMadeBy, fileManifestAt } from './hook-git';
 import type { HookMemory, HookOutcome, HookPublisher, HookRun, HookScope } from './hook-types';
 
@@ -74,6 +75,7 @@ export async function runHook(run: HookRun): Promise<HookOutcome> {
   let scope: HookScope;
   let payload: ClaudeCodeHookPayload;
   let project: HookProject;
+  let filesGone = false;
   try {
     payload = parseClaudeCodeHookPayload(run.input);
     outcome.hookEventName = payload.hook_event_name;
@@ -95,6 +97,9 @@ export async function runHook(run: HookRun): Promise<HookOutcome> {
       projectId: project.projectId,
       sessionId: payload.session_id,
       ...(project.projectRoot !== null && { projectRoot: project.projectRoot }),
+      onFilesGone: () => {
+        filesGone = true;
+      },
     };
   } catch (error) {
     outcome.messages.push(`engram hook: ${errorMessage(error)}; nothing published`);
@@ -130,7 +135,31 @@ export async function runHook(run: HookRun): Promise<HookOutcome> {
   if (memory && context) {
     outcome.stdout = hookContextOutput(memory.hookEventName, truncate(context, MAX_CONTEXT_CHARS));
   }
+  // The check hid memories about files that are all gone: the service hears of it too.
+  if (filesGone) await publishFilesGoneManifest(run, payload, project, now(), outcome);
   return outcome;
+}
+
+/**
+ * The files-gone FileManifest (files-gone-manifest.ts), delivered as the hook's events are: within
+ * a publishing budget of its own that starts once git has answered, spooled when it runs out.
+ */
+async function publishFilesGoneManifest(
+  run: HookRun,
+  payload: ClaudeCodeHookPayload,
+  project: HookProject,
+  at: number,
+  outcome: HookOutcome,
+): Promise<void> {
+  const manifest = await filesGoneManifest({
+    sessions: run.sessions,
+    sessionId: payload.session_id,
+    project,
+    now: at,
+    ...(run.git && { git: run.git }),
+  });
+  if (manifest.message) outcome.messages.push(manifest.message);
+  if (manifest.event) await deliver(run, [manifest.event], Date.now() + run.budgetMs, outcome);
 }
 
 /**
@@ -175,7 +204,7 @@ async function deliver(
     const published = await within(() => open.publish(events), deadline);
     if (!published.ok) return fail(published);
     sent = true;
-    outcome.published = events.length;
+    outcome.published += events.length;
   } finally {
     if (!sent) for (const each of spools) each.releaseLock();
     if (publisher) {
@@ -191,7 +220,7 @@ async function deliver(
     for (const each of [run.spool, ...fallbacks]) {
       try {
         each.append(events);
-        outcome.spooled = events.length;
+        outcome.spooled += events.length;
         if (each !== run.spool) {
           outcome.messages.push(
             `engram hook: ${run.spool.dir} is not usable (${problems.join('; ')}); ` +

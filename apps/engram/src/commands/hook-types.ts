@@ -17,6 +17,11 @@ export interface HookScope {
   sessionId: string;
   /** The working tree (absolute), when known: injected memories are checked against it. */
   projectRoot?: string;
+  /**
+   * Told when that check left out something whose every related file is gone (the ids left
+   * out): the hook then sends the service a fresh FileManifest (files-gone-manifest.ts).
+   */
+  onFilesGone?: (ids: readonly string[]) => void;
 }
 
 /**

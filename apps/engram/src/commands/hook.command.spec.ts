@@ -260,7 +260,13 @@ describe('runHook', () => {
     });
     expect(asked).toEqual([
       {
-        scope: { tenantId: 'acme', projectId: 'shop', sessionId: SESSION, projectRoot: repo },
+        scope: {
+          tenantId: 'acme',
+          projectId: 'shop',
+          sessionId: SESSION,
+          projectRoot: repo,
+          onFilesGone: expect.any(Function) as unknown,
+        },
         query: 'fix login',
       },
     ]);

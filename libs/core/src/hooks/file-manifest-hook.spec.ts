@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { HookProject } from './claude-code-hooks';
-import { hookFileManifest, MAX_FILE_MANIFEST_CHARS, parseFileManifest } from './file-manifest-hook';
+import {
+  DELETED_FILES_GIT_ARGS,
+  FILES_GONE_MANIFEST_INTERVAL_MS,
+  filesGoneManifestDue,
+  filesInWorkingTree,
+  hookFileManifest,
+  MAX_FILE_MANIFEST_CHARS,
+  parseFileManifest,
+} from './file-manifest-hook';
 
 const PROJECT: HookProject = {
   tenantId: 'acme',
@@ -64,5 +72,43 @@ describe('hookFileManifest', () => {
     expect(hookFileManifest({ session_id: 's1' }, { ...PROJECT, gitHeadSha: null }, [], 0)).toBe(
       null,
     );
+  });
+});
+
+describe('the files-gone manifest (a working-tree check found a memory whose files are all gone)', () => {
+  it('should get a new eventId at each time, the same one for the same time', () => {
+    const start = hookFileManifest({ session_id: 's1' }, PROJECT, ['src/a.ts'], 1_000);
+    const gone = (at: number) =>
+      hookFileManifest({ session_id: 's1' }, PROJECT, ['src/a.ts'], at, 'files-gone')!.eventId;
+    expect(gone(1_000)).not.toBe(start!.eventId);
+    expect(gone(1_000)).toBe(gone(1_000));
+    expect(gone(2_000)).not.toBe(gone(1_000));
+  });
+
+  it('should list the tracked files minus the ones deleted from the working tree', () => {
+    expect(DELETED_FILES_GIT_ARGS).toEqual([
+      '--no-pager',
+      'ls-files',
+      '-z',
+      '--full-name',
+      '--deleted',
+    ]);
+    expect(filesInWorkingTree(['src/a.ts', 'src/x.ts', 'src/y.ts'], ['src/x.ts'])).toEqual([
+      'src/a.ts',
+      'src/y.ts',
+    ]);
+    expect(filesInWorkingTree(['src/a.ts'], [])).toEqual(['src/a.ts']);
+  });
+
+  it('should be due at most once per interval', () => {
+    const t = 1_000_000_000;
+    expect(filesGoneManifestDue(null, t)).toBe(true);
+    expect(filesGoneManifestDue(t, t)).toBe(false);
+    expect(filesGoneManifestDue(t, t + FILES_GONE_MANIFEST_INTERVAL_MS - 1)).toBe(false);
+    expect(filesGoneManifestDue(t, t + FILES_GONE_MANIFEST_INTERVAL_MS)).toBe(true);
+    expect(FILES_GONE_MANIFEST_INTERVAL_MS).toBe(600_000);
+    // A clock set back a day does not hold the manifest back for a day.
+    expect(filesGoneManifestDue(t + 86_400_000, t)).toBe(true);
+    expect(filesGoneManifestDue(t + 1_000, t)).toBe(false);
   });
 });

@@ -53,16 +53,65 @@ export function parseFileManifest(output: string): string[] {
 export const MAX_FILE_MANIFEST_CHARS = 900_000;
 
 /**
+ * Why a FileManifest is published: a session's start, or a client's working-tree check that found
+ * a memory whose every related file is gone (seed 002 §7 layer 1 telling layer 3: the service then
+ * stales it for everyone, not only for the client that saw it).
+ */
+export type FileManifestTrigger = 'session-start' | 'files-gone';
+
+/**
+ * The fewest milliseconds between two files-gone manifests of one project root: a hook runs on
+ * every tool call, and one manifest stales every memory it does not list at once.
+ */
+export const FILES_GONE_MANIFEST_INTERVAL_MS = 10 * 60 * 1000;
+
+/**
+ * `git ls-files` arguments for the tracked files deleted from the working tree but not from the
+ * index (a plain `rm`): the files-gone manifest leaves them out, or it would list the very files
+ * whose absence it reports.
+ */
+export const DELETED_FILES_GIT_ARGS: readonly string[] = Object.freeze([
+  ...FILE_MANIFEST_GIT_ARGS,
+  '--deleted',
+]);
+
+/** The tracked files still in the working tree (both lists as `parseFileManifest` reads them). */
+export function filesInWorkingTree(
+  tracked: readonly string[],
+  deleted: readonly string[],
+): string[] {
+  if (deleted.length === 0) return [...tracked];
+  const gone = new Set(deleted);
+  return tracked.filter((file) => !gone.has(file));
+}
+
+/**
+ * Whether a files-gone manifest is due for a project root whose last one was published at
+ * `lastAt` (null: never). A `lastAt` in the future (the clock was set back) does not hold the
+ * next one back for longer than the interval.
+ */
+export function filesGoneManifestDue(
+  lastAt: number | null,
+  now: number,
+  intervalMs: number = FILES_GONE_MANIFEST_INTERVAL_MS,
+): boolean {
+  return lastAt === null || now - lastAt >= intervalMs || lastAt - now >= intervalMs;
+}
+
+/**
  * The FileManifest of the session's start. Its eventId is uuid v5 of (session, HEAD): a hook
- * delivered again publishes a duplicate, not a second manifest. Null without a HEAD (not a git
- * repository, or no commit yet): nothing to compare with. Throws (the hook reports it) when the
- * list is longer than MAX_FILE_MANIFEST_CHARS.
+ * delivered again publishes a duplicate, not a second manifest. A files-gone manifest's eventId
+ * also has its time (a later check in the same session and at the same HEAD is a new manifest;
+ * the same event spooled and sent again is not). Null without a HEAD (not a git repository, or no
+ * commit yet): nothing to compare with. Throws (the hook reports it) when the list is longer than
+ * MAX_FILE_MANIFEST_CHARS.
  */
 export function hookFileManifest(
   payload: Pick<ClaudeCodeHookPayload, 'session_id'>,
   project: HookProject,
   files: string[],
   timestamp: number,
+  trigger: FileManifestTrigger = 'session-start',
 ): Typed<'FileManifest'> | null {
   if (project.gitHeadSha === null) return null;
   let chars = 0;
@@ -78,7 +127,9 @@ export function hookFileManifest(
     ...hookEnvelope(
       payload.session_id,
       project,
-      idOf('claude-code-hook', payload.session_id, 'FileManifest', project.gitHeadSha),
+      trigger === 'session-start'
+        ? idOf('claude-code-hook', payload.session_id, 'FileManifest', project.gitHeadSha)
+        : idOf('claude-code-hook', payload.session_id, trigger, project.gitHeadSha, timestamp),
       timestamp,
     ),
     headSha: project.gitHeadSha,
