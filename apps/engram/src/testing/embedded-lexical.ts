@@ -1,4 +1,5 @@
 import { LEXICAL_ONLY_EMBEDDER } from '@engram/app-retrieval';
+import type { RankedMemory } from '@engram/core';
 import { parseConfig } from '@engram/config';
 import { topicOfRecord, type Memory, type TopicName, type Typed } from '@engram/contracts';
 import { SqliteEventLogAdapter } from '@engram/embedded';
@@ -14,26 +15,37 @@ import { startEmbeddedServices, type EmbeddedServices } from '../embedded-servic
  */
 export interface LexicalEmbedded {
   services: EmbeddedServices;
+  /** The data directory the services run on (an `engram hook --data-dir`). */
+  dataDir: string;
   port: SqliteEventLogAdapter;
   /** Publishes events, each to its contract topic, in order. */
   publish(events: readonly Typed[]): Promise<void>;
   /** The latest version of every memory on memory.memories.v1. */
   memories(): Memory[];
+  /** The ids InjectForFile on the service answers for `filePath`. */
+  injected(scope: Scope, filePath: string): Promise<string[]>;
+  /** Recall on the service, the memories tier (top 5). */
+  recalled(scope: Scope, query: string): Promise<RankedMemory[]>;
   stop(): Promise<void>;
 }
 
+type Scope = { tenantId: string; projectId: string };
+
 export async function startLexicalEmbedded(name: string): Promise<LexicalEmbedded> {
   const dir = mkdtempSync(join(tmpdir(), `engram-${name}-`));
+  const dataDir = join(dir, 'data');
   const services = await startEmbeddedServices({
     config: parseConfig({}),
-    dataDir: join(dir, 'data'),
+    dataDir,
     sweepIntervalMs: 50,
     llm: null,
     retrievalEmbedder: LEXICAL_ONLY_EMBEDDER,
   });
   const port = new SqliteEventLogAdapter(services.log);
+  const { recall } = services.retrieval;
   return {
     services,
+    dataDir,
     port,
     async publish(events) {
       for (const event of events) {
@@ -47,6 +59,14 @@ export async function startLexicalEmbedded(name: string): Promise<LexicalEmbedde
       return [...services.log.latestByKey(topic, partitions).values()].map(
         (value) => JSON.parse(value.toString('utf8')) as Memory,
       );
+    },
+    async injected(scope, filePath) {
+      const { memories } = await recall.context.injectForFile({ ...scope, filePath });
+      return memories.map((m) => m.memory.memoryId);
+    },
+    async recalled(scope, query) {
+      const { results } = await recall.service.recall({ ...scope, query, tier: 'memories', k: 5 });
+      return results.flatMap((hit) => (hit.tier === 'memories' ? [hit.memory] : []));
     },
     async stop() {
       await services.stop();
