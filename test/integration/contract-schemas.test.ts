@@ -1,4 +1,10 @@
-import { loadAvroSchema, TOPIC_LIST, type Typed } from '@engram/contracts';
+import {
+  fromAvroValue,
+  loadAvroSchema,
+  toAvroValue,
+  TOPIC_LIST,
+  type Typed,
+} from '@engram/contracts';
 import { EVENT_FIXTURES } from '../../libs/contracts/src/testing/event-fixtures';
 import {
   contractCodec,
@@ -78,6 +84,43 @@ describe('contract schemas in the real Schema Registry', () => {
     const newRecord = { ...oldRecord, plannedSteps, resultSummary };
     const readByOld = await registry.decode(await registry.encode(v2, newRecord), firstPublished);
     expect(readByOld).toEqual(oldRecord);
+  });
+
+  it('should accept TaskClassified.plannedSteps (added after v1) in the lifecycle union under BACKWARD', async () => {
+    // Issue #20: agent.lifecycle.v1 (a union of records) as first published, then as it is now.
+    type Record = { name: string; fields: Array<{ name: string }> };
+    const subject = valueSubject(uniqueName('it.contract.lifecycle'));
+    const current = loadAvroSchema('agent.lifecycle.v1') as Record[];
+    const firstPublished = current.map((record) =>
+      record.name === 'TaskClassified'
+        ? { ...record, fields: record.fields.filter((f) => f.name !== 'plannedSteps') }
+        : record,
+    );
+    const classified = (schema: Record[]) => schema.find((r) => r.name === 'TaskClassified')!;
+    expect(classified(current).fields.length).toBe(classified(firstPublished).fields.length + 1);
+    const v1 = await registry.register(subject, firstPublished);
+    await registry.setSubjectCompatibility(subject, 'BACKWARD');
+    expect(await registry.isCompatible(subject, current)).toBe(true);
+    const v2 = await registry.register(subject, current);
+    expect(v2).not.toBe(v1);
+
+    // Framed union values through the registry, both ways.
+    const { plannedSteps, ...oldFields } = EVENT_FIXTURES.TaskClassified;
+    const oldEvent: Typed = { type: 'TaskClassified', ...oldFields };
+    const readByNew = await registry.decode(
+      await registry.encode(v1, toAvroValue(oldEvent)),
+      current,
+    );
+    expect(fromAvroValue('agent.lifecycle.v1', readByNew)).toEqual({
+      ...oldEvent,
+      plannedSteps: null,
+    });
+    const newEvent: Typed = { ...oldEvent, plannedSteps };
+    const readByOld = await registry.decode(
+      await registry.encode(v2, toAvroValue(newEvent)),
+      firstPublished,
+    );
+    expect(fromAvroValue('agent.lifecycle.v1', readByOld)).toEqual(oldEvent);
   });
 });
 

@@ -2,11 +2,13 @@
 // the SQLite log and the services, no servers). Claude Code hook payloads go through the hook's
 // own mapping (as `engram hook` and `engram import` send them) into the log:
 // - sessions whose agent wrote a plan (TodoWrite) and then grew it → task_calibration once three
-//   sessions of a module had a plan; the same sessions without TodoWrite → none;
+//   sessions of a module had a plan; the same sessions without TodoWrite → none; sessions whose
+//   orchestrator told the planned steps on TaskClassified, without TodoWrite → task_calibration;
 // - a QA session whose browser MCP tool failed until another action came first →
 //   e2e_observation (precondition, page, tool); the same session without the MCP tools → none.
 import type { Memory, Typed } from '@engram/contracts';
 import {
+  idOf,
   mapClaudeCodeHook,
   newHookSessionState,
   type ClaudeCodeHookPayload,
@@ -101,6 +103,35 @@ function cartSession(id: string, grewTo: number | null, at: number): Typed[] {
   ];
   const steps = grewTo === null ? work : [todoWrite(4), ...work, todoWrite(grewTo)];
   return hookSession(id, 'Apply the discount before tax in the cart total', steps, at);
+}
+
+/**
+ * A session in src/billing whose task an orchestrator classified with a plan of `planned` steps
+ * (TaskClassified on the lifecycle topic, as an orchestrator publishes it); no TodoWrite.
+ */
+function orchestratedSession(id: string, planned: number, at: number): Typed[] {
+  const work = [
+    fileTool('Read', 'src/billing/invoice.ts'),
+    fileTool('Edit', 'src/billing/invoice.ts'),
+    fileTool('Read', 'src/billing/tax.ts'),
+  ];
+  const [started, ...rest] = hookSession(id, 'Add the tax line to the invoice', work, at);
+  const classified: Typed<'TaskClassified'> = {
+    type: 'TaskClassified',
+    eventId: idOf('task-classified', id),
+    tenantId: PROJECT.tenantId,
+    projectId: PROJECT.projectId,
+    sessionId: id,
+    agentId: 'orchestrator',
+    userId: null,
+    timestamp: at + 500,
+    schemaVersion: 1,
+    complexity: 'standard',
+    workUnitRef: null,
+    taskDescription: 'Add the tax line to the invoice',
+    plannedSteps: planned,
+  };
+  return [started, classified, ...rest];
 }
 
 /** A QA session on the settings page; without MCP tools it only reads the page's code. */
@@ -201,6 +232,28 @@ describe('task_calibration and e2e_observation from hook events, embedded (issue
       },
     });
     expect(calibration.content).toContain('1.50× the planned steps');
+  }, 60_000);
+
+  it("should calibrate src/billing from an orchestrator's planned steps, without any TodoWrite", async () => {
+    await publish([
+      ...orchestratedSession('orchestrated-1', 2, START + 390_000),
+      ...orchestratedSession('orchestrated-2', 2, START + 400_000),
+      ...orchestratedSession('orchestrated-3', 2, START + 410_000),
+    ]);
+    const billing = () =>
+      ofType('task_calibration').filter((m) => m.taskCalibration?.module === 'src/billing');
+    const [calibration] = await until(
+      () => Promise.resolve(billing()),
+      (found) => found.length > 0,
+      30_000,
+    );
+    // No todo list: the actual steps are the sessions' tool calls (3 each).
+    expect(calibration.taskCalibration).toMatchObject({
+      averagePlannedSteps: 2,
+      averageActualSteps: 3,
+      ratio: 1.5,
+      sampleCount: 3,
+    });
   }, 60_000);
 
   it('should observe the precondition a QA session met in the browser, and what the page said', async () => {

@@ -250,6 +250,8 @@ export class ObserverEventHandler {
       case 'TaskClassified':
         setComplexity(pad().pad, event);
         pad().changed = true;
+        // task_calibration's planned steps (issue #20): the session summary prefers these.
+        session.detector.noteOrchestratorPlan(event.plannedSteps ?? null);
         return;
       case 'FileManifest':
         // The memories' files it does not list: deletions, for the project stage to apply in

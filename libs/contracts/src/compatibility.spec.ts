@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { loadAvroSchema, parseAvroType } from './avro-schemas';
+import { fromAvroValue, toAvroValue } from './avro-values';
 import { backwardIncompatibility, isBackwardCompatible } from './compatibility';
 import type { AvroComplexJson, AvroSchemaJson } from './schema-index';
 import { EVENT_FIXTURES } from './testing/event-fixtures';
-import { TOPIC_LIST } from './topics';
+import { TOPIC_LIST, type Typed } from './topics';
 
 const v1: AvroComplexJson = {
   type: 'record',
@@ -76,16 +77,32 @@ describe('isBackwardCompatible', () => {
   );
 });
 
-/** Fields added to a v1 contract after it shipped (optional, default null). */
-const ADDED_AFTER_V1: Record<string, string[]> = {
-  'agent.tool-calls.v1': ['plannedSteps', 'resultSummary'],
+/** Fields added to a v1 contract after it shipped (optional, default null), by record. */
+const ADDED_AFTER_V1: Record<string, Record<string, string[]>> = {
+  'agent.tool-calls.v1': { ToolCallObserved: ['plannedSteps', 'resultSummary'] },
+  'agent.lifecycle.v1': { TaskClassified: ['plannedSteps'] },
 };
 
 /** The schema as first published: the current one without the fields added since. */
-function asFirstPublished(topic: string): AvroComplexJson {
-  const current = loadAvroSchema(topic) as AvroComplexJson;
-  const added = new Set(ADDED_AFTER_V1[topic]);
-  return { ...current, fields: current.fields!.filter((f) => !added.has(f.name)) };
+function asFirstPublished(topic: string): AvroSchemaJson {
+  const current = loadAvroSchema(topic);
+  const withoutAdded = (record: AvroComplexJson): AvroComplexJson => {
+    const added = new Set(ADDED_AFTER_V1[topic][record.name!] ?? []);
+    return { ...record, fields: record.fields!.filter((f) => !added.has(f.name)) };
+  };
+  return Array.isArray(current)
+    ? current.map((record) => withoutAdded(record as AvroComplexJson))
+    : withoutAdded(current as AvroComplexJson);
+}
+
+/** The fields of `record` added since v1, as [name, first union branch, default]. */
+function addedFields(topic: string, record: string): unknown[][] {
+  const schema = loadAvroSchema(topic);
+  const records = (Array.isArray(schema) ? schema : [schema]) as AvroComplexJson[];
+  const fields = records.find((r) => r.name === record)!.fields!;
+  return fields
+    .filter((f) => ADDED_AFTER_V1[topic][record].includes(f.name))
+    .map((f) => [f.name, (f.type as string[])[0], f.default]);
 }
 
 describe('agent.tool-calls.v1 evolution (plannedSteps, resultSummary; issue #20)', () => {
@@ -95,10 +112,7 @@ describe('agent.tool-calls.v1 evolution (plannedSteps, resultSummary; issue #20)
   const { plannedSteps, resultSummary, ...oldRecord } = EVENT_FIXTURES.ToolCallObserved;
 
   it('should add only optional fields with a null default, so the registry accepts it', () => {
-    const added = (loadAvroSchema(topic) as AvroComplexJson).fields!.filter((f) =>
-      ADDED_AFTER_V1[topic].includes(f.name),
-    );
-    expect(added.map((f) => [f.name, (f.type as string[])[0], f.default])).toEqual([
+    expect(addedFields(topic, 'ToolCallObserved')).toEqual([
       ['plannedSteps', 'null', null],
       ['resultSummary', 'null', null],
     ]);
@@ -122,5 +136,37 @@ describe('agent.tool-calls.v1 evolution (plannedSteps, resultSummary; issue #20)
   it('should write the defaults for a producer that omits the new fields', () => {
     const read = newType.fromBuffer(newType.toBuffer(oldRecord)) as object;
     expect(read).toEqual({ ...oldRecord, plannedSteps: null, resultSummary: null });
+  });
+});
+
+describe('agent.lifecycle.v1 evolution (TaskClassified.plannedSteps; issue #20)', () => {
+  const topic = 'agent.lifecycle.v1';
+  const oldType = parseAvroType(asFirstPublished(topic));
+  const newType = parseAvroType(loadAvroSchema(topic));
+  const { plannedSteps, ...oldRecord } = EVENT_FIXTURES.TaskClassified;
+  const wrap = (fields: object) => toAvroValue({ type: 'TaskClassified', ...fields } as Typed);
+  const unwrap = (value: unknown) => fromAvroValue(topic, value);
+
+  it('should add only an optional int with a null default, so the registry accepts it', () => {
+    expect(addedFields(topic, 'TaskClassified')).toEqual([['plannedSteps', 'null', null]]);
+    expect(backwardIncompatibility(asFirstPublished(topic), loadAvroSchema(topic))).toBeUndefined();
+  });
+
+  it('should read a TaskClassified written before the field existed, with null', () => {
+    const written = oldType.toBuffer(wrap(oldRecord));
+    const read = unwrap(newType.fromBuffer(written, newType.createResolver(oldType)));
+    expect(read).toEqual({ type: 'TaskClassified', ...oldRecord, plannedSteps: null });
+  });
+
+  it('should let a reader that predates the field read a new one (it is skipped)', () => {
+    expect(plannedSteps).toBe(6);
+    const written = newType.toBuffer(wrap(EVENT_FIXTURES.TaskClassified));
+    const read = unwrap(oldType.fromBuffer(written, oldType.createResolver(newType)));
+    expect(read).toEqual({ type: 'TaskClassified', ...oldRecord });
+  });
+
+  it('should write the default for a producer that omits it', () => {
+    const read = unwrap(newType.fromBuffer(newType.toBuffer(wrap(oldRecord))));
+    expect(read).toEqual({ type: 'TaskClassified', ...oldRecord, plannedSteps: null });
   });
 });

@@ -96,4 +96,10 @@ export interface TaskClassified extends EventEnvelope {
   complexity: TaskComplexity;
   workUnitRef: WorkUnitRef | null;
   taskDescription: string | null;
+  /**
+   * Steps the orchestrator planned for the task (issue #20), for task_calibration. Optional in
+   * TypeScript because it was added after v1 (Avro default null): producers that predate it omit
+   * it, records written before it decode with null.
+   */
+  plannedSteps?: number | null;
 }

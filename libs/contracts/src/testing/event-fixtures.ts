@@ -104,6 +104,7 @@ export const EVENT_FIXTURES: { [N in keyof EventRecords]: EventRecords[N] } = {
     complexity: 'complex',
     workUnitRef,
     taskDescription: 'Rework token refresh',
+    plannedSteps: 6,
   },
   EpisodeOpened: {
     ...envelope({ agentId: 'engram-segmenter' }),

@@ -36,6 +36,11 @@ export interface DetectorState {
    * persisted before plans were observed have none.
    */
   plan?: PlanState;
+  /**
+   * Steps an orchestrator planned for the session's task (TaskClassified.plannedSteps; issue #20).
+   * Optional, like `plan`.
+   */
+  orchestratorPlannedSteps?: number;
   /** The QA agent's browser, as its MCP tools showed it (optional, like `plan`). */
   browser?: BrowserState;
 }

@@ -22,6 +22,7 @@ import {
 import { applyEditToStack, deadEndSignal, filesRevertedByCommand } from './revert-detection';
 import { detectSequences } from './sequence-detection';
 import {
+  noteOrchestratorPlan,
   notePlan,
   summariseSession,
   type SessionOutcome,
@@ -91,6 +92,11 @@ export class SessionSignalDetector {
     const signals = call.outcome === 'error' ? this.onFailure(context) : this.onSuccess(context);
     signals.push(...detectE2eObservation(state, context));
     return { signals, rejectedPaths, duplicate: false };
+  }
+
+  /** A TaskClassified's planned steps: the orchestrator's plan for the session's task. */
+  noteOrchestratorPlan(plannedSteps: number | null): void {
+    noteOrchestratorPlan(this.state, plannedSteps);
   }
 
   /** At SessionEnded: closes what only the end can close (errors, browser failures unresolved). */

@@ -12,8 +12,8 @@ export interface SessionSummary {
   succeeded: boolean | null;
   stepCount: number;
   /**
-   * Steps the plan expected: the session's first plan (a tool call's `plannedSteps`, e.g. a
-   * TodoWrite), or what the orchestrator said.
+   * Steps the plan expected: what an orchestrator planned (TaskClassified), else the session's
+   * first plan (a tool call's `plannedSteps`, e.g. a TodoWrite).
    */
   plannedSteps: number | null;
   /**
@@ -48,7 +48,11 @@ export function summariseSession(state: DetectorState, outcome: SessionOutcome):
     endedAt: Math.max(outcome.endedAt, state.lastAt),
     succeeded: outcome.succeeded,
     stepCount: state.callCount,
-    plannedSteps: state.plan?.plannedSteps ?? outcome.plannedSteps ?? null,
+    // The orchestrator's figure wins over the agent's todo list: it was planned for the work unit
+    // before the agent started, an estimate the work did not inform, which is what calibration
+    // measures; the agent writes its first todo list after it has looked around.
+    plannedSteps:
+      state.orchestratorPlannedSteps ?? state.plan?.plannedSteps ?? outcome.plannedSteps ?? null,
     latestPlanSteps: state.plan?.latestSteps ?? null,
     methodology: outcome.methodology ?? null,
     filesAccessed: paths,
@@ -65,7 +69,19 @@ export function summariseSession(state: DetectorState, outcome: SessionOutcome):
  * (a todo list rewritten as work goes on, items added or dropped) what the work turned out to be.
  */
 export function notePlan(state: DetectorState, plannedSteps: number | null): void {
-  if (plannedSteps === null || !Number.isInteger(plannedSteps) || plannedSteps <= 0) return;
+  if (!isStepCount(plannedSteps)) return;
   if (state.plan === undefined) state.plan = { plannedSteps, latestSteps: plannedSteps };
   else state.plan.latestSteps = plannedSteps;
+}
+
+/**
+ * The steps an orchestrator planned for the session's task (TaskClassified). A later
+ * classification of the task replaces an earlier one: the orchestrator corrected its estimate.
+ */
+export function noteOrchestratorPlan(state: DetectorState, plannedSteps: number | null): void {
+  if (isStepCount(plannedSteps)) state.orchestratorPlannedSteps = plannedSteps;
+}
+
+function isStepCount(steps: number | null): steps is number {
+  return steps !== null && Number.isInteger(steps) && steps > 0;
 }

@@ -99,3 +99,43 @@ describe('task_calibration from planned sessions', () => {
     expect(calibration([plannedSession('a', 4, 6), plannedSession('b', 4, 6)])).toEqual([]);
   });
 });
+
+describe('planned steps an orchestrator told (TaskClassified, issue #20)', () => {
+  /** A session in src/auth whose task an orchestrator planned at `planned` steps. */
+  function orchestratedSession(sessionId: string, planned: number, calls: CallSpec[] = []) {
+    const { detector } = runSession(
+      [read(0, 'src/auth/token.ts'), ...calls, edit(9, 'src/auth/token.ts')],
+      { sessionId },
+    );
+    detector.noteOrchestratorPlan(planned);
+    return detector.summarise({ endedAt: T0, succeeded: true });
+  }
+
+  it('should count a session with no plan tool call, its tool calls being the actual steps', () => {
+    expect(orchestratedSession('o1', 2)).toMatchObject({
+      plannedSteps: 2,
+      latestPlanSteps: null,
+      stepCount: 2,
+    });
+    const memories = calibration(['o1', 'o2', 'o3'].map((id) => orchestratedSession(id, 4)));
+    expect(memories.map((m) => m.facts)).toMatchObject([
+      { averagePlannedSteps: 4, averageActualSteps: 2, ratio: 0.5, sampleCount: 3 },
+    ]);
+  });
+
+  it("should prefer the orchestrator's figure to the agent's first todo list", () => {
+    const summary = orchestratedSession('o1', 5, [todoWrite(1, 3), todoWrite(2, 7)]);
+    expect(summary).toMatchObject({ plannedSteps: 5, latestPlanSteps: 7 });
+  });
+
+  it('should ignore a figure that is no step count, and keep it across a restore', () => {
+    const { detector } = runSession([todoWrite(0, 3)]);
+    detector.noteOrchestratorPlan(null);
+    detector.noteOrchestratorPlan(0);
+    detector.noteOrchestratorPlan(2.5);
+    expect(detector.summarise({ endedAt: T0, succeeded: null }).plannedSteps).toBe(3);
+    detector.noteOrchestratorPlan(6);
+    const restored = SessionSignalDetector.restore(detector.snapshot(), inferenceInput().settings);
+    expect(restored.summarise({ endedAt: T0, succeeded: null }).plannedSteps).toBe(6);
+  });
+});
