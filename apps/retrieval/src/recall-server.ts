@@ -1,5 +1,10 @@
 import { recallProtoPath } from '@engram/contracts';
-import { assertServable, type CoAccessReader, type TenantTokens } from '@engram/core';
+import {
+  assertServable,
+  type CoAccessReader,
+  type TenantTokens,
+  type TopicTail,
+} from '@engram/core';
 import {
   Logger,
   Module,
@@ -24,6 +29,7 @@ import { RememberService } from './remember.service';
 import { ReviewQueueGrpcController } from './review-queue.grpc.controller';
 import { ReviewQueueService } from './review-queue.service';
 import { createRecallStack, type RecallStackOptions } from './retrieval-backend';
+import { startSessionNoteTail, type LifecycleSource } from './session-note-tail';
 import { addHealthAndReflection, listenOrExplain } from '@engram/grpc';
 
 /** Where the recall API listens by default (loopback: expose it deliberately). */
@@ -116,7 +122,13 @@ export async function serveRecallGrpc(
   return { app, url };
 }
 
-export interface RecallServerOptions extends RecallGrpcServerOptions, RecallStackOptions {}
+export interface RecallServerOptions extends RecallGrpcServerOptions, RecallStackOptions {
+  /**
+   * The log its session notes are a view of (startSessionNoteTail): with it, they survive a
+   * restart, replicas share them and SessionEnded ends them; absent: Remember's own hold only.
+   */
+  lifecycle?: LifecycleSource | null;
+}
 
 export interface RecallServerRuntime extends RecallStack {
   app: INestMicroservice;
@@ -136,7 +148,15 @@ export async function startRecallServer(
 ): Promise<RecallServerRuntime> {
   const url = options.url ?? DEFAULT_RECALL_GRPC_URL;
   const stack = createRecallStack(options);
+  let notesTail: TopicTail | undefined;
   try {
+    if (options.lifecycle) {
+      notesTail = await startSessionNoteTail({
+        ...options.lifecycle,
+        notes: stack.notes,
+        embedder: options.embedder,
+      });
+    }
     const { app } = await serveRecallGrpc(stack, { ...options, url });
     new Logger('RecallServer').log(
       `engram.recall.v1 on ${url} over ${options.backend.description} (${options.embedder.id})`,
@@ -147,10 +167,12 @@ export async function startRecallServer(
       url,
       async stop() {
         await app.close();
+        await notesTail?.stop();
         await stack.access.close();
       },
     };
   } catch (error) {
+    await notesTail?.stop().catch(() => undefined);
     await stack.access.close().catch(() => undefined);
     throw error;
   }

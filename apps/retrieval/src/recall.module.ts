@@ -47,7 +47,8 @@ export class RecallServerService implements OnApplicationBootstrap, OnApplicatio
     try {
       // Remember and Feedback publish on the contract topics (agent.lifecycle.v1,
       // memory.memories.v1; Feedback's deletions as tombstones), through the process's platform.
-      const events = await (await this.platforms.acquire()).eventLog();
+      const platform = await this.platforms.acquire();
+      const events = await platform.eventLog();
       // GetFileNeighbors reads the observer's graph on Neo4j.
       this.graph = createNeo4jDriver(config.neo4j);
       this.recall = openElasticsearchRecall({
@@ -65,6 +66,12 @@ export class RecallServerService implements OnApplicationBootstrap, OnApplicatio
         hyde: hydeClientOf(config.llm),
         ranking: config.ranking,
         neighbours: new Neo4jObserverGraphWriter(this.graph, config.observer),
+        // Session notes as a view of agent.lifecycle.v1: every replica holds them all.
+        lifecycle: {
+          platform,
+          topicPrefix: config.topicPrefix,
+          partitions: config.inputs.partitions,
+        },
       });
     } catch (error) {
       await this.onApplicationShutdown();

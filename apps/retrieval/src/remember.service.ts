@@ -5,7 +5,6 @@ import {
   isSessionNoteRequest,
   isUserTaught,
   MisconfigurationError,
-  modelVector,
   parseRememberRequest,
   rememberRequestedEvent,
   sessionNoteOf,
@@ -16,6 +15,7 @@ import {
   type SessionNoteStore,
 } from '@engram/core';
 import { Logger } from '@nestjs/common';
+import { embedNoteTextsWith } from './note-embeddings';
 
 /** Publishes records on their contract topics, in order (the hook's and replay's publishers). */
 export type PublishRecords = (records: Typed[]) => Promise<void>;
@@ -91,11 +91,11 @@ export class RememberService {
 
   /** The note's vector; null when it cannot be had (the note is still held, lexical only). */
   private async embedding(text: string): Promise<ModelVector | null> {
-    const embedder = this.options.embedder;
-    if (!embedder) return null;
+    const embed = embedNoteTextsWith(this.options.embedder);
+    if (!embed) return null;
     try {
-      const [vector] = await embedder.embed([text]);
-      return vector && vector.length > 0 ? modelVector(embedder.id, Array.from(vector)) : null;
+      const [vector] = await embed([text]);
+      return vector ?? null;
     } catch (error) {
       this.logger.warn(`session note held without an embedding: ${errorMessage(error)}`);
       return null;

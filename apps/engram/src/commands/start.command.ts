@@ -1,6 +1,6 @@
 import { grpcTokensOf, loadConfig, type EngramConfig } from '@engram/config';
 import { assertServable, type TenantTokens } from '@engram/core';
-import { ensurePrivateDir, SqliteEventLogAdapter } from '@engram/embedded';
+import { EmbeddedStreamPlatform, ensurePrivateDir, SqliteEventLogAdapter } from '@engram/embedded';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { Command } from 'commander';
@@ -158,6 +158,12 @@ export async function serveEmbeddedGrpc(
         config.topicPrefix,
       ),
       hyde: hydeClientOf(config.llm),
+      // Its session notes are a view of the log's lifecycle events (they survive a restart).
+      lifecycle: {
+        platform: new EmbeddedStreamPlatform(services.log),
+        topicPrefix: config.topicPrefix,
+        partitions: config.inputs.partitions,
+      },
       url,
       tokens,
       neighbours: services.graph,

@@ -36,6 +36,7 @@ export * from './current-thread';
 export * from './work-state-scope';
 export * from './remember';
 export * from './session-note-pad';
+export * from './session-note-view';
 export * from './session-notes';
 export * from './impact';
 export * from './memory-feedback';

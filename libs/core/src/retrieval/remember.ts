@@ -132,6 +132,38 @@ export function rememberRequestedEvent(
   };
 }
 
+/**
+ * The request a RememberRequested event was published for (rememberRequestedEvent's inverse), as
+ * a reader of the log sees it: the text stays as published (redacted once, before it was stored),
+ * so the note and the memory have the ids the server that answered gave them. Throws
+ * InvalidRecallRequestError for an event no Remember could have published.
+ */
+export function rememberRequestOf(event: Typed<'RememberRequested'>): RememberRequest {
+  const scope = requireScope(event);
+  const text = event.text.trim();
+  if (text === '' || text.length > MAX_REMEMBER_CHARS) {
+    throw new InvalidRecallRequestError(
+      'text',
+      `is ${text.length} characters; 1 to ${MAX_REMEMBER_CHARS}`,
+    );
+  }
+  if (event.sessionId.trim() === '' || event.agentId.trim() === '') {
+    throw new InvalidRecallRequestError('sessionId', 'and agentId are required');
+  }
+  if (event.relatedFiles.some((file) => file.trim() === '')) {
+    throw new InvalidRecallRequestError('relatedFiles', 'must not contain empty paths');
+  }
+  return {
+    scope,
+    sessionId: event.sessionId,
+    agentId: event.agentId,
+    userId: event.userId,
+    text: event.text,
+    memoryType: event.memoryType,
+    relatedFiles: [...event.relatedFiles],
+  };
+}
+
 /** The memory a person taught, with the id any later write of the same content gets. */
 export function userTaughtMemory(
   request: RememberRequest,

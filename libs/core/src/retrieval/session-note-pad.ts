@@ -85,7 +85,8 @@ export class InMemorySessionNotes implements SessionNoteStore {
     const notes = entry.notes.filter((kept) => kept.memory.memoryId !== note.memory.memoryId);
     notes.push(note);
     if (notes.length > this.limits.maxNotesPerSession) notes.shift();
-    this.sessions.set(key, { notes, lastWrittenAt: now });
+    // A note read back from the log carries its own (earlier) time: it never rewinds the session.
+    this.sessions.set(key, { notes, lastWrittenAt: Math.max(entry.lastWrittenAt, now) });
     while (this.sessions.size > this.limits.maxSessions) {
       this.sessions.delete(this.sessions.keys().next().value as string);
     }
