@@ -1,8 +1,9 @@
-import { filesGoneManifestDue, type HookProject } from '@engram/core';
+import { errorMessage, filesGoneManifestDue, idOf, type HookProject } from '@engram/core';
 import type { Typed } from '@engram/contracts';
-import type { HookSessionStore } from '../hook-session-store';
-import { fileManifestAt } from './hook-git';
-import type { HookRun } from './hook-types';
+import { join } from 'node:path';
+import { HookSessionStore } from '../hook-session-store';
+import { fileManifestAt, resolveHookProject } from './hook-git';
+import type { HookPublisher, HookRun } from './hook-types';
 
 // A client's working-tree check (seed 002 §7 layer 1: the hook, `engram recall --dir`) found a
 // memory whose every related file is gone. It hides the memory from its own agent; this tells the
@@ -39,4 +40,64 @@ export async function filesGoneManifest(options: {
     now,
     'files-gone',
   );
+}
+
+/**
+ * Whether a recall's working-tree check marked stale a memory result the service did not (same
+ * results, in the same order, before and after the check): the service then needs telling.
+ */
+export function markedStaleByWorkingTree(
+  before: readonly { text: string }[],
+  after: readonly { text: string; memory?: { stale: boolean } | null }[],
+): boolean {
+  return after.some(
+    (result, i) => result.memory?.stale === false && result.text !== before[i]?.text,
+  );
+}
+
+/** The agentId of `engram recall`'s files-gone manifests. */
+export const RECALL_AGENT = 'engram-recall';
+
+/**
+ * `engram recall --dir`'s files-gone manifest: of the git work tree around `dir`, for the
+ * recall's tenant and project, under the hook's turn for that root (the same data directory's
+ * session state), published where the recall's mode publishes (the SQLite log, or Kafka). Its
+ * session is one per tenant, project and root, so the observer files the sweep under that
+ * project. A line for stderr, or null when nothing was due; it never throws: the recall has
+ * answered already.
+ */
+export async function recallFilesGoneManifest(options: {
+  dir: string;
+  dataDir: string;
+  tenantId: string;
+  projectId: string;
+  openPublisher: () => Promise<HookPublisher>;
+  now?: number;
+}): Promise<string | null> {
+  const { tenantId, projectId } = options;
+  const project = resolveHookProject(options.dir, {
+    tenant: tenantId,
+    project: projectId,
+    agent: RECALL_AGENT,
+  });
+  const manifest = await filesGoneManifest({
+    sessions: new HookSessionStore(join(options.dataDir, 'spool')),
+    sessionId: idOf(RECALL_AGENT, tenantId, projectId, project.projectRoot ?? ''),
+    project,
+    now: options.now ?? Date.now(),
+  });
+  if (manifest.event === null) return manifest.message;
+  let publisher: HookPublisher | null = null;
+  try {
+    publisher = await options.openPublisher();
+    await publisher.publish([manifest.event]);
+    return (
+      `engram recall: memories about files gone from ${project.projectRoot} are marked; ` +
+      'a FileManifest went to the service, which marks them stale for everyone'
+    );
+  } catch (error) {
+    return `engram recall: no FileManifest published (${errorMessage(error)})`;
+  } finally {
+    await publisher?.close().catch(() => undefined);
+  }
 }

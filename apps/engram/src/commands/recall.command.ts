@@ -11,6 +11,7 @@ import {
 import { InvalidArgumentError, type Command } from 'commander';
 import { SqliteRetrievalStore } from '@engram/embedded';
 import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
 import {
   hydeClientOf,
   createRecallStack,
@@ -27,6 +28,8 @@ import {
   type RecallDefaults,
   type RecallDeps,
 } from './recall-answer';
+import { markedStaleByWorkingTree, recallFilesGoneManifest } from './files-gone-manifest';
+import { distributedHookPublisher, embeddedHookPublisher } from './hook-publishers';
 import { formatRecall, recallLineInWorkingTree } from './recall-output';
 import { DEFAULT_DATA_DIR } from './replay.command';
 
@@ -133,12 +136,28 @@ async function runRecallCommand(options: RecallOptions, deps: RecallDeps): Promi
     return;
   }
   // A refused request (RecallLineError) ends the command with its message and exit code 1.
-  const line = recallLineInWorkingTree(
-    await answerRecall(deps, { query: options.query }, defaults),
-    options.dir,
-  );
+  const answer = await answerRecall(deps, { query: options.query }, defaults);
+  const line = recallLineInWorkingTree(answer, options.dir);
   console.log(options.json ? JSON.stringify(line) : formatRecall(line));
+  const filesGone = markedStaleByWorkingTree(answer.results, line.results);
+  if (filesGone && options.dir !== undefined && line.tenant !== null) {
+    const config = loadConfig();
+    const message = await recallFilesGoneManifest({
+      dir: resolve(options.dir),
+      dataDir: options.dataDir,
+      tenantId: line.tenant,
+      projectId: line.project,
+      openPublisher: () =>
+        options.distributed
+          ? distributedHookPublisher(config)
+          : embeddedHookPublisher(config, options.dataDir, PUBLISH_BUSY_TIMEOUT_MS),
+    });
+    if (message) console.error(message);
+  }
 }
+
+/** How long the files-gone manifest waits for the embedded log's write lock. */
+const PUBLISH_BUSY_TIMEOUT_MS = 5_000;
 
 export function registerRecallCommand(program: Command): void {
   program
