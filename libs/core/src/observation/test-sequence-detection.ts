@@ -1,6 +1,5 @@
 import { idOf } from '../ids/deterministic-id';
 import { pushBounded, type BrowserState } from './detector-state';
-import type { BrowserCall } from './e2e-observation-detection';
 import type { CallContext } from './observed-call';
 import type { E2eObservationSignal } from './signals';
 
@@ -23,7 +22,12 @@ export const MIN_SEQUENCE_STEPS = 3;
 /** A longer run keeps its latest steps: the ones nearest the state reached. */
 export const MAX_SEQUENCE_STEPS = 8;
 
-export interface SequenceCall extends BrowserCall {
+/** A browser call as e2e-observation-detection.ts names it (its BrowserCall, and more). */
+export interface SequenceCall {
+  mcpTool: string;
+  /** navigate, click, fill, … (ACTIONS there). */
+  action: string;
+  target: string | null;
   /** `click "Save button"` (describeBrowserCall). */
   described: string;
   /** The page before this call. */
