@@ -3,7 +3,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LifecycleEvent, Memory, Typed } from '@engram/contracts';
-import { observerSettings, topNeighbours, type Synthesiser } from '@engram/core';
+import {
+  codecOnTopic,
+  contractCodec,
+  isLoggedTombstone,
+  memoryHistory,
+  observerSettings,
+  topNeighbours,
+  type Synthesiser,
+} from '@engram/core';
 import {
   EmbeddedStreamPlatform,
   SqliteEventLog,
@@ -32,6 +40,7 @@ import {
 } from './testing/observer-events';
 
 const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
 const TOKEN = 'src/auth/token.ts';
 const SESSION = 'src/auth/session.ts';
 const WORK: CallSpec[] = [
@@ -101,7 +110,14 @@ describe('observer on the embedded log and graph', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const start = (providers: Pick<ObserverOptions, 'projectRootOf' | 'synthesiser'> = {}) =>
+  const start = (
+    providers: Partial<
+      Pick<
+        ObserverOptions,
+        'projectRootOf' | 'synthesiser' | 'clock' | 'pruneIntervalMs' | 'settings'
+      >
+    > = {},
+  ) =>
     startObserver({
       platform: new EmbeddedStreamPlatform(log),
       graph,
@@ -237,5 +253,95 @@ describe('observer on the embedded log and graph', () => {
     expect(promoted.length).toBeGreaterThan(0);
     expect(promoted.every((m) => m.content.startsWith('In short: '))).toBe(true);
     expect(promoted.flatMap((m) => m.relatedFiles).every((f) => !f.startsWith('/'))).toBe(true);
+  });
+
+  describe('the scheduled work_unit_outcome prune (issue #20, seed 002 §13)', () => {
+    /** Every record of the memory's key on the memory topic, tombstones included, in order. */
+    async function recordsOf(memoryId: string) {
+      const codec = codecOnTopic(
+        contractCodec('memory.memories.v1'),
+        DEFAULT_OBSERVER_TOPICS.memories,
+      );
+      const port = new SqliteEventLogAdapter(log);
+      const ends = log.endOffsets(DEFAULT_OBSERVER_TOPICS.memories);
+      const records = [];
+      for (let partition = 0; partition < ends.length; partition += 1) {
+        const read = await port.read(codec, partition, 0, ends[partition] + 1, {
+          tombstones: true,
+        });
+        records.push(
+          ...read.filter((r) => (isLoggedTombstone(r) ? r.key : r.event.memoryId) === memoryId),
+        );
+      }
+      return records.map((r) => ({
+        partition: r.partition,
+        offset: r.offset,
+        timestamp: null,
+        memory: isLoggedTombstone(r) ? null : (r.event as Memory),
+      }));
+    }
+    const outcomes = () => memories().filter((m) => m.memoryType === 'work_unit_outcome');
+
+    it('should prune the outcomes 90 days past their verdict by itself, as the manual prune does, once', async () => {
+      const { calls, lifecycle, events } = recording(true);
+      // The verdicts are at T0 + i h + 40 s; the clock starts an hour after the last one.
+      let now = T0 + 5 * HOUR;
+      const observer = await start({ clock: () => now, pruneIntervalMs: 20 });
+      await publish(calls, lifecycle);
+      await settled(observer, events);
+      await until(() => observer.pruning.counters.runs >= 3);
+      const written = outcomes();
+      expect(written).toHaveLength(SESSIONS);
+      expect(observer.pruning.counters.pruned).toBe(0);
+
+      // 90 days after the second verdict: the first two are due, the third is 40 s short of it.
+      now = T0 + 90 * DAY + HOUR + 40_000;
+      await until(() => observer.pruning.counters.pruned >= 2);
+      const runs = observer.pruning.counters.runs;
+      await until(() => observer.pruning.counters.runs >= runs + 3);
+      const ends = log.endOffsets(DEFAULT_OBSERVER_TOPICS.memories);
+      await observer.stop();
+      expect(
+        outcomes()
+          .map((m) => m.content)
+          .sort(),
+      ).toEqual(
+        written
+          .filter((m) => /Spec [23]/.test(m.content))
+          .map((m) => m.content)
+          .sort(),
+      );
+      const pruned = written.find((m) => m.content.startsWith('Spec 0 '))!;
+      const history = memoryHistory(await recordsOf(pruned.memoryId));
+      expect(history.map((entry) => entry.reasons.at(-1) ?? '')).toEqual([
+        'created (source observer_inferred)',
+        'pruned (older-than-90d)',
+        'deleted after pruning (older-than-90d)',
+      ]);
+      expect(history[1].memory).toMatchObject({ staleAt: now, timestamp: now });
+      expect(observer.pruning.counters.pruned).toBe(2);
+
+      // A restart, the clock unchanged: nothing is pruned again, nothing is written.
+      const again = await start({ clock: () => now, pruneIntervalMs: 20 });
+      await until(() => again.pruning.counters.runs >= 3);
+      await again.stop();
+      expect(again.pruning.counters.pruned).toBe(0);
+      expect(log.endOffsets(DEFAULT_OBSERVER_TOPICS.memories)).toEqual(ends);
+    });
+
+    it('should prune nothing when the retention is 0', async () => {
+      const { calls, lifecycle, events } = recording(true);
+      const observer = await start({
+        clock: () => T0 + 1_000 * DAY,
+        pruneIntervalMs: 20,
+        settings: observerSettings({ workUnitOutcomeRetentionDays: 0 }),
+      });
+      await publish(calls, lifecycle);
+      await settled(observer, events);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await observer.stop();
+      expect(outcomes()).toHaveLength(SESSIONS);
+      expect(observer.pruning.counters.pruned).toBe(0);
+    });
   });
 });

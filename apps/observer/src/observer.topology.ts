@@ -19,6 +19,7 @@ import {
 import { Logger } from '@nestjs/common';
 import { episodeFeedStage } from './episode-feed.stage';
 import { ProjectPromotionStage } from './project-promotion.stage';
+import { WorkUnitOutcomePruning } from './work-unit-outcome-pruning';
 import { projectWorkCodec } from './project-work';
 import {
   DEFAULT_OBSERVER_TOPICS,
@@ -48,11 +49,18 @@ export interface ObserverOptions extends TopologyRunSettings {
   embedder?: Pick<Embedder, 'id' | 'embed'>;
   /** Writes memory texts (absent: the deterministic templates). */
   synthesiser?: Synthesiser;
+  /** How often the scheduled work_unit_outcome prune runs (default hourly). */
+  pruneIntervalMs?: number;
+  /** The scheduled prune's clock (default the wall clock): what memories' age is measured by. */
+  clock?: () => number;
 }
+
+const HOUR_MS = 60 * 60 * 1000;
 
 export interface RunningObserver extends RunningTopology {
   stage: ObserverStage;
   promotion: ProjectPromotionStage;
+  pruning: WorkUnitOutcomePruning;
   episodeFeed: ReturnType<typeof episodeFeedStage>;
 }
 
@@ -121,6 +129,7 @@ export function observerTopology(
   topology: ServiceTopology;
   stage: ObserverStage;
   promotion: ProjectPromotionStage;
+  pruning: WorkUnitOutcomePruning;
   episodeFeed: ReturnType<typeof episodeFeedStage>;
 } {
   const { platform, settings } = options;
@@ -154,6 +163,13 @@ export function observerTopology(
     ...(options.embedder && { embedder: options.embedder }),
     ...(options.synthesiser && { synthesiser: options.synthesiser }),
   });
+  const pruning = new WorkUnitOutcomePruning({
+    retentionDays: settings.workUnitOutcomeRetentionDays,
+    memories,
+    lookup: memoryIndex,
+    partitionCount: () => platform.partitionCount([topics.projectWork]),
+    ...(options.clock && { clock: options.clock }),
+  });
   const projectWork = projectWorkCodec(topics.projectWork);
   const episodeFeed = episodeFeedStage(projectWork);
   const codecs = observerCodecs(topics);
@@ -173,23 +189,32 @@ export function observerTopology(
     assignments: [
       { topic: topics.toolCalls, assign: (owned) => stage.onAssignment(owned) },
       { topic: topics.projectWork, assign: (owned) => promotion.onAssignment(owned) },
+      { topic: topics.projectWork, assign: (owned) => pruning.onAssignment(owned) },
     ],
-    timers: [{ name: 'observer', stage, intervalMs: options.sweepIntervalMs ?? 5_000 }],
+    timers: [
+      { name: 'observer', stage, intervalMs: options.sweepIntervalMs ?? 5_000 },
+      // Seed 002 §13's retention of work_unit_outcome, by the service that writes the memories.
+      {
+        name: 'work-unit-outcome-prune',
+        stage: pruning,
+        intervalMs: options.pruneIntervalMs ?? HOUR_MS,
+      },
+    ],
     waitOn: [topics.toolCalls, topics.lifecycle, topics.episodes],
     internal: [topics.projectWork],
   };
-  return { topology, stage, promotion, episodeFeed };
+  return { topology, stage, promotion, pruning, episodeFeed };
 }
 
 /** Starts the observer on the platform; `stop` drains and commits (platform and graph stay open). */
 export async function startObserver(options: ObserverOptions): Promise<RunningObserver> {
   const logger = new Logger('Observer');
-  const { topology, stage, promotion, episodeFeed } = observerTopology(
+  const { topology, stage, promotion, pruning, episodeFeed } = observerTopology(
     options,
     await options.platform.eventLog(),
   );
   const running = await runTopology(options.platform, topology, options, (line) =>
     logger.warn(line),
   );
-  return { ...running, stage, promotion, episodeFeed };
+  return { ...running, stage, promotion, pruning, episodeFeed };
 }

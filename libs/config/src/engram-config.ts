@@ -62,6 +62,7 @@ const envSchema = z.object({
   ENGRAM_OBSERVER_CO_ACCESS_WINDOW: z.coerce.number().int().min(1).optional(),
   ENGRAM_OBSERVER_PROMOTION_THRESHOLD: z.coerce.number().min(0).max(1).optional(),
   ENGRAM_OBSERVER_DEAD_END_THRESHOLD: z.coerce.number().min(0).max(1).optional(),
+  ENGRAM_OBSERVER_WORK_UNIT_OUTCOME_RETENTION_DAYS: z.coerce.number().int().min(0).optional(),
   ENGRAM_RANKING_RRF_K: z.coerce.number().positive().optional(),
   ENGRAM_RANKING_PRIOR_SHARE: z.coerce.number().min(0).max(1).optional(),
   ENGRAM_RANKING_PHASE_EXPONENT: z.coerce.number().min(0).max(1).optional(),
@@ -315,6 +316,9 @@ function envOverrides(e: z.infer<typeof envSchema>, file: SettingsFile): Setting
   }
   if (e.ENGRAM_OBSERVER_DEAD_END_THRESHOLD !== undefined) {
     observer.deadEndScoreThreshold = e.ENGRAM_OBSERVER_DEAD_END_THRESHOLD;
+  }
+  if (e.ENGRAM_OBSERVER_WORK_UNIT_OUTCOME_RETENTION_DAYS !== undefined) {
+    observer.workUnitOutcomeRetentionDays = e.ENGRAM_OBSERVER_WORK_UNIT_OUTCOME_RETENTION_DAYS;
   }
   const ranking: SettingsEnvOverrides['ranking'] = {};
   if (e.ENGRAM_RANKING_RRF_K !== undefined) ranking.rrfK = e.ENGRAM_RANKING_RRF_K;

@@ -14,6 +14,8 @@ describe('settings sections', () => {
     const config = parseConfig({});
     expect(config.ranking).toEqual(DEFAULT_RANKING_CONFIG);
     expect(config.observer).toEqual(DEFAULT_OBSERVER_SETTINGS);
+    // Seed 002 §13: work_unit_outcome memories go 90 days post-merge.
+    expect(config.observer.workUnitOutcomeRetentionDays).toBe(90);
     expect(config.segmenter.settings).toEqual({ ...DEFAULT_SEGMENTER_SETTINGS, mode: 'hybrid' });
     expect(config.inputs.partitions).toBe(3);
     expect(config.segmenter.partitions).toBe(3);
@@ -60,6 +62,7 @@ describe('settings sections', () => {
         ENGRAM_SEGMENTER_WINDOW: '4',
         ENGRAM_OBSERVER_CO_ACCESS_WINDOW: '5',
         ENGRAM_OBSERVER_PROMOTION_THRESHOLD: '0.7',
+        ENGRAM_OBSERVER_WORK_UNIT_OUTCOME_RETENTION_DAYS: '30',
         ENGRAM_INPUT_PARTITIONS: '6',
       },
     );
@@ -71,7 +74,11 @@ describe('settings sections', () => {
       hybridThreshold: 0.25,
       hybridWindow: 4,
     });
-    expect(config.observer).toMatchObject({ coAccessWindowSteps: 5, scoreThreshold: 0.7 });
+    expect(config.observer).toMatchObject({
+      coAccessWindowSteps: 5,
+      scoreThreshold: 0.7,
+      workUnitOutcomeRetentionDays: 30,
+    });
     expect(config.inputs.partitions).toBe(6);
     expect(config.segmenter.partitions).toBe(6);
   });

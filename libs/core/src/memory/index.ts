@@ -3,5 +3,6 @@ export * from './staleness';
 export * from './supersession';
 export * from './memory-history';
 export * from './pruning';
+export * from './scheduled-pruning';
 export * from './review-queue';
 export * from './confidence-propagation';

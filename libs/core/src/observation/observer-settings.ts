@@ -84,6 +84,12 @@ export interface ObserverSettings {
    * has a few thousand events; 5 000 uuids and times are ~270 KB, well inside a Kafka record.
    */
   maxSessionEventIds: number;
+  /**
+   * work_unit_outcome memories idle this many days (since the verdict that closed the work unit)
+   * are pruned by the observer itself, as `engram memory prune` prunes them (seed 002 §13: 90 days
+   * post-merge); 0 disables it.
+   */
+  workUnitOutcomeRetentionDays: number;
 }
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -133,6 +139,7 @@ export const DEFAULT_OBSERVER_SETTINGS: Readonly<ObserverSettings> = Object.free
   maxSessionSummaries: 500,
   endedSessionRetentionMs: 7 * DAY,
   maxSessionEventIds: 5_000,
+  workUnitOutcomeRetentionDays: 90,
 });
 
 /** The defaults with overrides; impossible values fail here, with the fix in the message. */
@@ -156,6 +163,14 @@ export function observerSettings(overrides: Partial<ObserverSettings> = {}): Obs
   if (!Number.isInteger(settings.maxSessionEventIds) || settings.maxSessionEventIds < 1) {
     throw new MisconfigurationError(
       `observer maxSessionEventIds must be an integer >= 1, got ${settings.maxSessionEventIds}`,
+    );
+  }
+  if (
+    !Number.isInteger(settings.workUnitOutcomeRetentionDays) ||
+    settings.workUnitOutcomeRetentionDays < 0
+  ) {
+    throw new MisconfigurationError(
+      `observer workUnitOutcomeRetentionDays must be an integer >= 0 (0: never pruned), got ${settings.workUnitOutcomeRetentionDays}`,
     );
   }
   return settings;

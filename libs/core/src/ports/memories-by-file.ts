@@ -34,6 +34,14 @@ export interface MemoriesById {
 }
 
 /**
+ * The latest versions of every memory of a type, any project: what the observer's scheduled
+ * pruning looks at (issue #20). It must see every version committed before the call.
+ */
+export interface MemoriesOfType {
+  memoriesOfType(memoryType: Memory['memoryType']): Promise<Memory[]>;
+}
+
+/**
  * MemoriesByFile (with MemoriesWithFiles and MemoriesById) over a CompactedView of the compacted memory topic (memory.memories.v1), on any event log: each
  * call reads what was appended since the last, then scans the latest versions. Reads only
  * committed records, so a stage that publishes the next versions in its transaction sees them on
@@ -43,7 +51,7 @@ export interface MemoriesById {
 export function memoriesByFileOn(view: {
   refresh(): Promise<unknown>;
   values(): readonly Memory[];
-}): MemoriesByFile & MemoriesWithFiles & MemoriesById {
+}): MemoriesByFile & MemoriesWithFiles & MemoriesById & MemoriesOfType {
   // One refresh at a time: the observer's two stages share the view, and interleaved reads
   // could apply an older page after a newer one.
   let last: Promise<unknown> = Promise.resolve();
@@ -84,6 +92,10 @@ export function memoriesByFileOn(view: {
             memory.tenantId === scope.tenantId &&
             memory.projectId === scope.projectId,
         );
+    },
+    async memoriesOfType(memoryType) {
+      await refreshed();
+      return view.values().filter((memory) => memory.memoryType === memoryType);
     },
   };
 }
