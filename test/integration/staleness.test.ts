@@ -1,9 +1,20 @@
 import { OnnxMiniLmEmbedder, type Embedder } from '@engram/ai';
+import { parseConfig } from '@engram/config';
 import type { LifecycleEvent, Memory, Typed } from '@engram/contracts';
 import { DEFAULT_RANKING_CONFIG, observerSettings, type RankedMemory } from '@engram/core';
 import { createElasticsearchClient, retrievalIndexNames } from '@engram/elasticsearch';
 import { codecOnTopic, contractCodec, KafkaEventLog } from '@engram/kafka';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import {
+  distributedHookPublisher,
+  hookMemoryOn,
+  hookRunFor,
+  runHook,
+} from '../../apps/engram/src/commands/hook.command';
 import {
   ensureObserverTopics,
   observerCodecs,
@@ -26,7 +37,10 @@ import { eventually, uniqueName } from './support/unique';
 // project stage looks the memories about the renamed and deleted files up in the compacted memory
 // topic (KafkaEventLog + CompactedView) and writes their next versions under the same ids; the
 // retrieval indexer puts those into Elasticsearch, where recall and InjectForFile read them. The
-// embedded twin is apps/engram/src/staleness.embedded.spec.ts.
+// embedded twin is apps/engram/src/staleness.embedded.spec.ts. Last, `engram hook --distributed`
+// (its run, publisher and working-tree check; the recall stack in place of its gRPC client) finds
+// the renamed file deleted from a real git work tree: its files-gone FileManifest reaches Kafka and
+// the observer's sweep stales the memory (embedded twin: apps/engram/src/files-gone.embedded.spec.ts).
 
 const PARTITIONS = 3;
 const SESSION_FILE = 'src/auth/session.ts';
@@ -273,5 +287,87 @@ describe('staleness from commits, distributed (Kafka, Schema Registry, Neo4j, El
     expect(observer!.promotion.counters.revisedForFiles).toBe(2);
     expect(await injectFor(SESSIONS_FILE)).toEqual([sessionMemory.memoryId]);
     expect(await injectFor(LEGACY_FILE)).toEqual([]);
+  });
+
+  it('should stale the memory once a hook finds its file gone and sends a FileManifest to Kafka', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'engram-it-files-gone-'));
+    const repo = join(dir, 'api');
+    const git = (...args: string[]) =>
+      execFileSync('git', ['-C', repo, '-c', 'user.name=t', '-c', 'user.email=t@t', ...args], {
+        stdio: 'ignore',
+      });
+    try {
+      for (const file of [SESSIONS_FILE, 'src/auth/index.ts']) {
+        mkdirSync(dirname(join(repo, file)), { recursive: true });
+        writeFileSync(join(repo, file), 'export {};\n');
+      }
+      git('init', '-q');
+      git('add', '.');
+      git('commit', '-q', '-m', 'init');
+      rmSync(join(repo, SESSIONS_FILE));
+      const config = parseConfig({
+        ENGRAM_KAFKA_BROKERS: infra.kafkaBrokers.join(','),
+        ENGRAM_SCHEMA_REGISTRY_URL: infra.registryUrl,
+        ENGRAM_TOPIC_PREFIX: prefix,
+      });
+      const sessionId = `${run}-session-hook`;
+      const began = performance.now();
+      const options = { dataDir: join(dir, 'data'), context: true, budgetMs: 10_000 };
+      const outcome = await runHook(
+        hookRunFor(
+          { ...options, contextBudgetMs: 20_000, tenant: scope.tenantId, project: scope.projectId },
+          JSON.stringify({
+            session_id: sessionId,
+            transcript_path: `/home/dev/.claude/projects/api/${sessionId}.jsonl`,
+            cwd: repo,
+            hook_event_name: 'PreToolUse',
+            tool_name: 'Read',
+            tool_use_id: `${run}-toolu-1`,
+            tool_input: { file_path: join(repo, SESSIONS_FILE) },
+          }),
+          Date.now(),
+          {
+            openPublisher: () => distributedHookPublisher(config),
+            openMemory: () =>
+              Promise.resolve(
+                hookMemoryOn({
+                  buildContext: (input) => stack!.context.buildContext(input),
+                  injectForFile: (input) => stack!.context.injectForFile(input),
+                  close: () => Promise.resolve(),
+                }),
+              ),
+          },
+        ),
+      );
+      // Hidden from the agent, and nothing spooled: the manifest went to Kafka.
+      expect(outcome.stdout).toBe(null);
+      expect(outcome).toMatchObject({ spooled: 0, messages: [] });
+      const lifecycle: LifecycleEvent[] = [];
+      for (const [partition, end] of (await log.endOffsets(lifecycleCodec.topic)).entries()) {
+        if (end === 0) continue;
+        const page = await log.read(lifecycleCodec, partition, 0, 1_000);
+        lifecycle.push(...page.map(({ event }) => event));
+      }
+      const manifests = lifecycle.filter(
+        (event) => event.type === 'FileManifest' && event.sessionId === sessionId,
+      );
+      expect(manifests).toHaveLength(1);
+      const [manifest] = manifests as Typed<'FileManifest'>[];
+      expect(manifest).toMatchObject({ ...scope, files: ['src/auth/index.ts'] });
+
+      await injectedEventually(SESSIONS_FILE, []);
+      timings.push(
+        `files-gone hook → Elasticsearch ${((performance.now() - began) / 1000).toFixed(1)} s`,
+      );
+      const stale = (await recall('session rotation refresh mutex')).find(
+        (m) => m.memory.memoryId === sessionMemory.memoryId,
+      );
+      expect(stale!.memory.staleAt).toBe(manifest.timestamp);
+      expect(stale!.stale).toBe(true);
+      expect(stale!.content).toBe(`${STALE_PREFIX}${sessionMemory.content}`);
+      expect(observer!.stage.counters.manifestsSwept).toBe(1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
