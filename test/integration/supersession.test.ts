@@ -6,8 +6,11 @@ import {
   rememberRequestedEvent,
   SUPERSEDED_BY_TAG,
   SUPERSEDED_PREFIX,
+  memoryFromSource,
   userTaughtMemory,
+  type MemoryDocument,
   type RankedMemory,
+  type ReplacedMemory,
 } from '@engram/core';
 import {
   BulkWriter,
@@ -29,8 +32,9 @@ import { uniqueName } from './support/unique';
 // Issue #20, supersession and the stale guard on Elasticsearch with the real MiniLM model: the
 // retrieval indexer resolves each memory against the project's memories in the index (the same
 // `withSupersession` the distributed indexer runs), then Recall, InjectForFile and BuildContext
-// read the index. The old fact is shown by an explicit search only, marked `[SUPERSEDED …]`,
-// penalised and below the fact that replaced it; it is never injected. The embedded twin is
+// read the index. The old fact is shown by an explicit search only, as the history of the fact
+// that replaced it (folded under it, marked `[SUPERSEDED …]` and penalised), never as a result of
+// its own; it is never injected. The embedded twin is
 // apps/engram/src/supersession.embedded.spec.ts.
 
 const DAY = 86_400_000;
@@ -84,7 +88,10 @@ describe('supersession, Elasticsearch', () => {
     await indexer.handleMemories(memories.map((m) => delivered(m, { key: m.memoryId })));
     await es.indices.refresh({ index: indices.memories });
   };
-  const recall = async (query: string): Promise<RankedMemory[]> => {
+  /** The results, each with the outdated memories folded under it. */
+  const recall = async (
+    query: string,
+  ): Promise<(RankedMemory & { replaces: ReplacedMemory[] })[]> => {
     const { results } = await stack.service.recall({
       ...scope,
       query,
@@ -92,7 +99,18 @@ describe('supersession, Elasticsearch', () => {
       k: 5,
       track: false,
     });
-    return results.flatMap((hit) => (hit.tier === 'memories' ? [hit.memory] : []));
+    return results.flatMap((hit) =>
+      hit.tier === 'memories' ? [{ ...hit.memory, replaces: hit.replaces ?? [] }] : [],
+    );
+  };
+  /** The memory as the index stores it. */
+  const stored = async (memoryId: string): Promise<Memory> => {
+    const listed = await elasticsearchRecallStore(es, indices).list<MemoryDocument>('memories', {
+      scope,
+      filter: [],
+      size: 100,
+    });
+    return memoryFromSource(listed.find((doc) => doc.id === memoryId)!.source);
   };
   const injected = async (filePath: string) =>
     (await stack.context.injectForFile({ ...scope, filePath })).memories.map(
@@ -132,9 +150,10 @@ describe('supersession, Elasticsearch', () => {
     expect(first.stale).toBe(false);
   });
 
-  it('should show the superseded fact marked, penalised and below its successor, never inject it', async () => {
+  it("should show the superseded fact marked and penalised as its successor's history, never inject it", async () => {
     await index(api, perTransaction);
-    // Also asked in the old fact's own words, which it matches best: it still comes second.
+    // Also asked in the old fact's own words, which it matches best: the current fact takes its
+    // slot, with the old one folded under it.
     for (const query of [
       'how does checkout talk to payments',
       'checkout talks to payments over a shared Postgres table',
@@ -142,14 +161,19 @@ describe('supersession, Elasticsearch', () => {
       const results = await recall(query);
       const ids = results.map((m) => m.memory.memoryId);
       expect(ids.indexOf(api.memoryId)).toBe(0);
-      const old = results.find((m) => m.memory.memoryId === table.memoryId)!;
-      expect(ids.indexOf(table.memoryId)).toBeGreaterThan(0);
-      expect(old.stale).toBe(true);
-      expect(old.content).toBe(`${SUPERSEDED_PREFIX} ${table.content}`);
-      expect(old.memory.tags).toContain(SUPERSEDED_BY_TAG + api.memoryId);
-      expect(old.confidence).toBeCloseTo(table.confidence * 0.5, 10);
-      expect(old.score.stalePenalty).toBe(0.5);
+      expect(ids).not.toContain(table.memoryId);
+      expect(results[0].replaces).toEqual([
+        {
+          memoryId: table.memoryId,
+          content: `${SUPERSEDED_PREFIX} ${table.content}`,
+          confidence: expect.closeTo(table.confidence * 0.5, 10) as number,
+          reason: 'superseded',
+        },
+      ]);
     }
+    const old = await stored(table.memoryId);
+    expect(old.tags).toContain(SUPERSEDED_BY_TAG + api.memoryId);
+    expect(old.staleAt).toBe(api.createdAt);
     expect(await injected(EXPORT_FILE)).toEqual([perTransaction.memoryId]);
     const context = await stack.context.buildContext({
       ...scope,
@@ -178,11 +202,11 @@ describe('supersession, Elasticsearch', () => {
       'Refund webhooks no longer need a five second acknowledgement: the queue acknowledges them',
     );
     expect(await injected(file)).toEqual([current.memoryId]);
-    const [first, second] = await recall('refund webhooks acknowledged within five seconds');
-    expect([first.memory.memoryId, second?.memory.memoryId]).toEqual([
-      current.memoryId,
-      old.memoryId,
+    const [first] = await recall('refund webhooks acknowledged within five seconds');
+    expect(first.memory.memoryId).toBe(current.memoryId);
+    expect(first.replaces.map((r) => [r.memoryId, r.reason])).toEqual([
+      [old.memoryId, 'superseded'],
     ]);
-    expect(second.content.startsWith(SUPERSEDED_PREFIX)).toBe(true);
+    expect(first.replaces[0].content.startsWith(SUPERSEDED_PREFIX)).toBe(true);
   });
 });

@@ -1,18 +1,22 @@
 // Issue #20, supersession on embedded Engram (`engram start`: the SQLite log, the observer, the
 // retrieval indexer and store; no servers): a person teaches a decision and a gotcha (Remember: the
 // RememberRequested event and the user_taught memory on the log), later teaches what replaced
-// them. Recall puts the current fact first and shows the old one marked superseded and penalised;
+// them. Recall shows the current fact with the old one as its history, marked superseded and
+// penalised, never as a result of its own;
 // InjectForFile and BuildContext never bring the old one back; a compatible addition supersedes
 // nothing.
 import { type LifecycleEvent, type Memory, type Typed } from '@engram/contracts';
 import { parseConfig } from '@engram/config';
 import {
+  memoryFromSource,
   parseRememberRequest,
   rememberRequestedEvent,
   SUPERSEDED_BY_TAG,
   SUPERSEDED_PREFIX,
   userTaughtMemory,
+  type MemoryDocument,
   type RankedMemory,
+  type ReplacedMemory,
 } from '@engram/core';
 import { SqliteEventLogAdapter } from '@engram/embedded';
 import { contractCodec } from '@engram/kafka';
@@ -87,7 +91,10 @@ describe('supersession, embedded', () => {
       notes.map((n) => ({ type: 'Memory' as const, ...n.memory })),
     );
   };
-  const recall = async (query: string): Promise<RankedMemory[]> =>
+  /** The results, each with the outdated memories folded under it. */
+  const recallWithHistory = async (
+    query: string,
+  ): Promise<{ memory: RankedMemory; replaces: ReplacedMemory[] }[]> =>
     (
       await services.retrieval.recall.service.recall({
         ...SCOPE,
@@ -96,7 +103,11 @@ describe('supersession, embedded', () => {
         k: 5,
         track: false,
       })
-    ).results.flatMap((hit) => (hit.tier === 'memories' ? [hit.memory] : []));
+    ).results.flatMap((hit) =>
+      hit.tier === 'memories' ? [{ memory: hit.memory, replaces: hit.replaces ?? [] }] : [],
+    );
+  const recall = async (query: string): Promise<RankedMemory[]> =>
+    (await recallWithHistory(query)).map((result) => result.memory);
   const inject = async (filePath: string) =>
     (await services.retrieval.recall.context.injectForFile({ ...SCOPE, filePath })).memories.map(
       (m) => m.memory.memoryId,
@@ -131,27 +142,43 @@ describe('supersession, embedded', () => {
     expect(first.stale).toBe(false);
   });
 
-  it('should put the current fact first and mark the superseded one', async () => {
+  it('should show the current fact with the superseded one as its marked history', async () => {
     await teach(GRPC, UNLOCKED, RETRY_LOGS);
     await until(
       () => inject(INVOICE_FILE),
       (ids) => ids.length === 1 && ids[0] === UNLOCKED.memory.memoryId,
     );
     const results = await until(
-      () => recall('how does billing talk to the ledger'),
-      (found) => found.some((m) => m.memory.memoryId === REST.memory.memoryId && m.stale),
+      () => recallWithHistory('how does billing talk to the ledger'),
+      (found) => found[0]?.replaces.some((r) => r.memoryId === REST.memory.memoryId) ?? false,
     );
-    expect(results[0].memory.memoryId).toBe(GRPC.memory.memoryId);
-    expect(results[0].stale).toBe(false);
-    expect(results[0].memory.relations).toMatchObject([
+    const [first] = results;
+    expect(first.memory.memory.memoryId).toBe(GRPC.memory.memoryId);
+    expect(first.memory.stale).toBe(false);
+    expect(first.memory.memory.relations).toMatchObject([
       { relationType: 'supersedes', targetMemoryId: REST.memory.memoryId },
     ]);
-    const old = results.find((m) => m.memory.memoryId === REST.memory.memoryId)!;
-    expect(old.content).toBe(`${SUPERSEDED_PREFIX} ${REST.memory.content}`);
-    expect(old.memory.tags).toContain(SUPERSEDED_BY_TAG + GRPC.memory.memoryId);
-    expect(old.memory.staleAt).toBe(GRPC.memory.createdAt);
-    expect(old.score.stalePenalty).toBe(0.5);
-    expect(results.indexOf(old)).toBeGreaterThan(0);
+    expect(first.replaces).toEqual([
+      {
+        memoryId: REST.memory.memoryId,
+        content: `${SUPERSEDED_PREFIX} ${REST.memory.content}`,
+        confidence: REST.memory.confidence * 0.5,
+        reason: 'superseded',
+      },
+    ]);
+    // Not a result of its own: it takes no slot.
+    const ids = results.map((r) => r.memory.memory.memoryId);
+    expect(ids).not.toContain(REST.memory.memoryId);
+    // Stored demoted, never deleted: tagged with its successor, stale from the successor's creation.
+    const stored = (
+      await services.retrieval.store.list<MemoryDocument>('memories', {
+        scope: SCOPE,
+        filter: [],
+        size: 100,
+      })
+    ).find((doc) => doc.id === REST.memory.memoryId)!.source;
+    expect(memoryFromSource(stored).tags).toContain(SUPERSEDED_BY_TAG + GRPC.memory.memoryId);
+    expect(memoryFromSource(stored).staleAt).toBe(GRPC.memory.createdAt);
 
     // The corrected gotcha replaced the old one for its file; BuildContext leaves the old out.
     expect(await inject(INVOICE_FILE)).toEqual([UNLOCKED.memory.memoryId]);

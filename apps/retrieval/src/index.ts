@@ -10,7 +10,7 @@ export {
   type ElasticsearchRecall,
 } from './elasticsearch-retrieval';
 export { recallGrpcClient } from './recall-grpc-client';
-export { episodeItem, memoryItem, scoreMessage, turnItem } from './recall-proto';
+export { episodeItem, memoryItem, replacedMessages, scoreMessage, turnItem } from './recall-proto';
 export { hydeClientOf, type RecallStack } from './recall-stack';
 export { RecallServerModule } from './recall.module';
 export { DEFAULT_RECALL_GRPC_URL, serveRecallGrpc, startRecallServer } from './recall-server';

@@ -2,18 +2,27 @@ import { status } from '@grpc/grpc-js';
 import {
   DownstreamUnavailableError,
   InvalidRecallRequestError,
+  memoryProvenance,
+  parseRecallRequest,
   TenantAccessError,
+  type ScoreComponents,
 } from '@engram/core';
 import { describe, expect, it } from 'vitest';
-import { recallRequestAsGiven } from '../../../libs/grpc/src/testing/received-message';
+import {
+  recallRequestAsGiven,
+  recallResponseAsReceived,
+} from '../../../libs/grpc/src/testing/received-message';
 import { grpcStatusOf } from './recall-errors';
 import {
   grpcFieldName,
   phaseFromEnum,
   recallInputFromMessage,
+  recallResponseMessage,
   tierFromEnum,
   tierToEnum,
 } from './recall-proto';
+import type { RecallHit } from './recall-tier-ranking';
+import { memoryRecord } from './testing/records';
 
 describe('recall.proto mapping', () => {
   it('should read the enums', () => {
@@ -75,6 +84,45 @@ describe('recall.proto mapping', () => {
     expect(grpcFieldName('memoryTypes[1]')).toBe('memory_types[1]');
     expect(grpcFieldName('timeWindow.fromMs')).toBe('time_window.from_ms');
     expect(grpcFieldName('query')).toBe('query');
+  });
+});
+
+describe('recallResponseMessage', () => {
+  it('should send the memories a result replaces, as a client receives them', () => {
+    const current = memoryRecord({ memoryId: 'm-new', content: 'refresh runs in the queue' });
+    const score = { finalScore: 0.7 } as ScoreComponents;
+    const replaced = {
+      memoryId: 'm-old',
+      content: '[SUPERSEDED — a newer memory replaces it] refresh holds the mutex',
+      confidence: 0.4,
+      reason: 'superseded' as const,
+    };
+    const hit: RecallHit = {
+      tier: 'memories',
+      id: current.memoryId,
+      score,
+      text: current.content,
+      explanation: '',
+      provenance: memoryProvenance(current),
+      memory: {
+        memory: current,
+        content: current.content,
+        confidence: current.confidence,
+        stale: false,
+        score,
+        provenance: memoryProvenance(current),
+      },
+      replaces: [replaced],
+    };
+    const answer = {
+      query: parseRecallRequest({ tenantId: 'acme', projectId: 'acme/api', query: 'refresh' }),
+      results: [hit, { ...hit, replaces: undefined }],
+      embeddingModel: 'fake@1',
+      hyde: null,
+      timings: { embedMs: 0, hydeMs: 0, searchMs: 0, rankMs: 0, totalMs: 0 },
+    };
+    const received = recallResponseAsReceived('Recall', recallResponseMessage(answer));
+    expect(received.results.map((r) => r.replaces)).toEqual([[replaced], []]);
   });
 });
 

@@ -199,6 +199,11 @@ function itemOf(
   }
 }
 
+/** The outdated memories folded under a memory result (none for the other tiers). */
+export function replacedMessages(hit: RecallHit): recallv1.ReplacedMemory__Output[] {
+  return hit.tier === 'memories' ? (hit.replaces ?? []).map((replaced) => ({ ...replaced })) : [];
+}
+
 export function recallResponseMessage(answer: RecallAnswer): recallv1.RecallResponse__Output {
   return {
     results: answer.results.map((hit) => ({
@@ -207,6 +212,7 @@ export function recallResponseMessage(answer: RecallAnswer): recallv1.RecallResp
       text: hit.text,
       scores: scoreMessage(hit.score),
       provenance: provenanceMessage(hit.provenance),
+      replaces: replacedMessages(hit),
     })),
     hydeUsed: false,
     embeddingModel: answer.embeddingModel,

@@ -9,6 +9,7 @@ import {
   type RankedMemory,
   type RankingConfig,
   type RecallQuery,
+  type ReplacedMemory,
   type TemporalConstraint,
   type TierHit,
 } from '@engram/core';
@@ -36,7 +37,12 @@ interface HitBase extends TierHit {
 
 /** One result of a recall, whatever its tier. */
 export type RecallHit =
-  | (HitBase & { tier: 'memories'; memory: RankedMemory })
+  | (HitBase & {
+      tier: 'memories';
+      memory: RankedMemory;
+      /** The outdated memories folded under this one (foldOutdated), best first; absent: none. */
+      replaces?: ReplacedMemory[];
+    })
   | (HitBase & { tier: 'episodes'; episode: Episode })
   | (HitBase & { tier: 'turns'; turn: PromptSubmitted });
 

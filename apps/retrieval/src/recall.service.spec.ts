@@ -183,9 +183,9 @@ describe('RecallService', () => {
     ]);
   });
 
-  it('should show a superseded memory prefixed and penalised, but below its successor', async () => {
-    // The old statement matches the query best (first in both lists): halving its score is not
-    // enough to put it below the newer one, found by kNN alone.
+  it('should show a superseded memory prefixed and penalised, as the history of its successor', async () => {
+    // The old statement matches the query best (first in both lists): it does not take a slot of
+    // its own, its successor (found by kNN alone) takes it, with the old one as its history.
     const superseded = memoryRecord({
       memoryId: 'm-old',
       content: 'the auth token refresh must hold the session mutex',
@@ -214,11 +214,19 @@ describe('RecallService', () => {
       ],
     });
     const answer = await service(store).recall({ ...BASE, tier: 'memories' });
-    const shown = answer.results.flatMap((r) => (r.tier === 'memories' ? [r.memory] : []));
-    expect(shown.map((m) => m.memory.memoryId)).toEqual(['m-new', 'm-old']);
-    expect(shown[1]).toMatchObject({ stale: true, confidence: 0.8 * 0.5 });
-    expect(shown[1].content).toMatch(/^\[SUPERSEDED — a newer memory replaces it\] the auth/);
-    expect(shown[1].score.stalePenalty).toBe(0.5);
+    expect(answer.results).toHaveLength(1);
+    const [result] = answer.results;
+    if (result.tier !== 'memories') throw new Error(`a memory result expected, got ${result.tier}`);
+    expect(result.id).toBe('m-new');
+    expect(result.memory.stale).toBe(false);
+    expect(result.replaces).toEqual([
+      {
+        memoryId: 'm-old',
+        content: `[SUPERSEDED — a newer memory replaces it] ${superseded.content}`,
+        confidence: 0.8 * 0.5,
+        reason: 'superseded',
+      },
+    ]);
   });
 
   it('should keep k results at most', async () => {

@@ -55,7 +55,8 @@ describe("Remember's immediate index resolves supersession", () => {
     const current = await teach(
       'Invoice numbering no longer needs the advisory lock: the job queue runs it one at a time',
     );
-    // Also asked in the old fact's own words, which it matches best: it still comes second.
+    // Also asked in the old fact's own words, which it matches best: the current fact is the one
+    // result, the old one its history (prefixed, penalised), never a result of its own.
     for (const query of [
       'invoice numbering advisory lock',
       'must hold the advisory lock or workers apply it twice',
@@ -66,10 +67,17 @@ describe("Remember's immediate index resolves supersession", () => {
         tier: 'memories',
         track: false,
       });
-      const shown = results.flatMap((hit) => (hit.tier === 'memories' ? [hit.memory] : []));
-      expect(shown.map((m) => m.memory.memoryId)).toEqual([current.memoryId, old.memoryId]);
-      expect(shown[1].content.startsWith(SUPERSEDED_PREFIX)).toBe(true);
-      expect(shown[1].score.stalePenalty).toBe(0.5);
+      expect(results.map((hit) => hit.id)).toEqual([current.memoryId]);
+      const [result] = results;
+      if (result.tier !== 'memories') throw new Error(`a memory expected, got ${result.tier}`);
+      expect(result.replaces).toEqual([
+        {
+          memoryId: old.memoryId,
+          content: `${SUPERSEDED_PREFIX} Invoice numbering must hold the advisory lock or workers apply it twice`,
+          confidence: expect.closeTo(result.memory.memory.confidence * 0.5, 10) as number,
+          reason: 'superseded',
+        },
+      ]);
     }
     // A person's lessons are verified: both would be injected but for the supersession.
     const injected = await stack.context.injectForFile({ ...SCOPE, filePath: FILE });

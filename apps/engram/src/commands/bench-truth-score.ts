@@ -22,10 +22,14 @@ export const TOP_K = 5;
 /** The memory types InjectForFile may inject (SPEC §7). */
 const INJECTED_TYPES = new Set(['gotcha', 'error_pattern', 'dead_end', 'e2e_observation']);
 
-/** A result: the note it is ('' for none of them), and whether it was shown stale/superseded. */
+/**
+ * A result: the note it is ('' for none of them), whether it was shown stale/superseded, and the
+ * notes folded under it as its history (the outdated memories it replaces; none: absent).
+ */
 export interface RankedKey {
   key: string;
   marked: boolean;
+  history?: string[];
 }
 
 export interface QueryOutcome {
@@ -51,7 +55,10 @@ export interface TruthScores {
   queries: number;
   /** Share of questions whose first result is the current fact. */
   top1: number;
-  /** Share of the results in the first five that are outdated (superseded or stale). */
+  /**
+   * Share of the results in the first five that are outdated (superseded or stale): what takes a
+   * result slot. Outdated memories folded under a result as its history take none.
+   */
   staleInTop5: number;
   /** The same, counting only those shown as current (without the stale/superseded marker). */
   unmarkedStaleInTop5: number;
@@ -62,6 +69,13 @@ export interface TruthScores {
    * what SPEC §7 asks a search to show; they count in `staleInTop5`, not here.
    */
   staleAboveCurrent: number;
+  /**
+   * Outdated memories shown as history, folded under one of the first five results (SPEC §7: an
+   * explicit search still shows them, prefixed and penalised), over all questions.
+   */
+  shownAsHistory: number;
+  /** Of those, the ones folded under the question's current fact. */
+  historyUnderCurrent: number;
   /** Outdated memories injected for a file (InjectForFile). */
   injectedStaleForFile: number;
   /** Outdated memories BuildContext put in a context. */
@@ -76,6 +90,8 @@ export function scoreTruth(outcomes: readonly ProjectOutcome[]): TruthScores {
   let staleResults = 0;
   let unmarkedStale = 0;
   let staleAboveCurrent = 0;
+  let shownAsHistory = 0;
+  let historyUnderCurrent = 0;
   let injectedStaleForFile = 0;
   let injectedStaleInContext = 0;
   const kinds = Object.fromEntries(FACT_KINDS.map((k) => [k, { queries: 0, hits: 0 }])) as Record<
@@ -99,6 +115,11 @@ export function scoreTruth(outcomes: readonly ProjectOutcome[]): TruthScores {
       staleAboveCurrent += top.filter(
         (r, i) => outdated.has(r.key) && (current === -1 || i < current),
       ).length;
+      for (const result of top) {
+        const history = (result.history ?? []).filter((key) => outdated.has(key)).length;
+        shownAsHistory += history;
+        if (result.key === query.current) historyUnderCurrent += history;
+      }
       injectedStaleInContext += context.filter((key) => outdated.has(key)).length;
     }
     for (const { file, injected } of files) {
@@ -118,6 +139,8 @@ export function scoreTruth(outcomes: readonly ProjectOutcome[]): TruthScores {
     unmarkedStaleInTop5: ratio(unmarkedStale, results),
     resultsInTop5: results,
     staleAboveCurrent,
+    shownAsHistory,
+    historyUnderCurrent,
     injectedStaleForFile,
     injectedStaleInContext,
     byKind,

@@ -57,6 +57,7 @@ describe('scoreTruth', () => {
     expect(scores.staleAboveCurrent).toBe(0);
     expect(scores.injectedStaleForFile).toBe(3);
     expect(scores.injectedStaleInContext).toBe(0);
+    expect(scores.shownAsHistory).toBe(0);
     expect(meetsTargets(scores)).toBe(false);
     expect(unmetTargets(scores)).toEqual(['stale in top-5', 'injected stale']);
   });
@@ -68,6 +69,34 @@ describe('scoreTruth', () => {
     expect(scores.byKind.decision_reversed.top1).toBe(0);
     expect(scores.byKind.compatible_addition.top1).toBe(1);
     expect(scores.injectedStaleInContext).toBe(5);
+  });
+
+  it('should count outdated notes folded under a result as history, not as results', () => {
+    const folded: ProjectOutcome = {
+      project,
+      queries: project.queries.map((query) => ({
+        query,
+        ranked: [{ key: query.current, marked: false, history: query.outdated }],
+        context: [],
+      })),
+      files: [],
+    };
+    const scores = scoreTruth([folded]);
+    expect(scores.staleInTop5).toBe(0);
+    expect(scores.shownAsHistory).toBe(5);
+    expect(scores.historyUnderCurrent).toBe(5);
+    // Under another result than the current fact: history all the same, not under the current.
+    const elsewhere = scoreTruth([
+      {
+        ...folded,
+        queries: folded.queries.map((q) => ({
+          ...q,
+          ranked: [{ key: 'other', marked: false, history: q.query.outdated }],
+        })),
+      },
+    ]);
+    expect(elsewhere.shownAsHistory).toBe(5);
+    expect(elsewhere.historyUnderCurrent).toBe(0);
   });
 
   it('should inject the outdated notes in the baseline, which knows no change', () => {
@@ -82,8 +111,11 @@ describe('benchTruth', () => {
     expect(result.questions).toBe(24);
     expect(result.engram.top1).toBeGreaterThan(result.baseline.top1);
     expect(result.engram.injectedStaleForFile).toBe(0);
-    // Outdated memories an explicit search shows are below the current fact, always.
+    // Outdated memories an explicit search shows are never above the current fact.
     expect(result.engram.staleAboveCurrent).toBe(0);
+    // They are shown as the history of the current fact, taking no result slot.
+    expect(result.engram.historyUnderCurrent).toBeGreaterThan(0);
+    expect(result.engram.staleInTop5).toBeLessThanOrEqual(0.02);
     expect(result.baseline.injectedStaleForFile).toBe(9);
     expect(formatTruthBench(result)).toContain('baseline: plain BM25');
     expect(formatTruthBench(result)).toContain('outdated above the current fact: 0');

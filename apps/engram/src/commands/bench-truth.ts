@@ -185,9 +185,16 @@ async function recallKeys(
     k: TOP_K,
     track,
   });
+  const keyOf = (memoryId: string) => keys.get(memoryId) ?? '';
   return answer.results.flatMap((hit) =>
     hit.tier === 'memories'
-      ? [{ key: keys.get(hit.memory.memory.memoryId) ?? '', marked: hit.memory.stale }]
+      ? [
+          {
+            key: keyOf(hit.memory.memory.memoryId),
+            marked: hit.memory.stale,
+            history: (hit.replaces ?? []).map((replaced) => keyOf(replaced.memoryId)),
+          },
+        ]
       : [],
   );
 }
@@ -244,7 +251,7 @@ export function formatTruthBench(result: TruthBench): string {
   const row = (name: string, s: TruthScores) =>
     `  ${name.padEnd(26)}${s.top1.toFixed(3).padEnd(9)}${pct(s.staleInTop5).padEnd(17)}` +
     `${pct(s.unmarkedStaleInTop5).padEnd(19)}${String(s.staleAboveCurrent).padEnd(15)}` +
-    `${s.injectedStaleForFile} / ${s.injectedStaleInContext}`;
+    `${String(s.shownAsHistory).padEnd(17)}${s.injectedStaleForFile} / ${s.injectedStaleInContext}`;
   const kinds = FACT_KINDS.map(
     (k) =>
       `    ${k.padEnd(22)}${result.engram.byKind[k].top1.toFixed(2)} | ` +
@@ -255,10 +262,10 @@ export function formatTruthBench(result: TruthBench): string {
     `truth over time: ${result.projects} projects (seed ${result.seed}), ${result.questions} questions, ` +
       `${result.seconds} s (embedded, in process, BM25 only)`,
     `  ${''.padEnd(26)}top-1    stale in top-5   of which unmarked  above current  ` +
-      `injected stale (InjectForFile / BuildContext)`,
+      `shown as history injected stale (InjectForFile / BuildContext)`,
     row('engram', result.engram),
     row('baseline: plain BM25', result.baseline),
-    `  ${'targets'.padEnd(26)}≥ ${TRUTH_TARGETS.top1}   ≤ ${pct(TRUTH_TARGETS.staleInTop5).padEnd(49)}` +
+    `  ${'targets'.padEnd(26)}≥ ${TRUTH_TARGETS.top1}   ≤ ${pct(TRUTH_TARGETS.staleInTop5).padEnd(66)}` +
       `${TRUTH_TARGETS.injectedStale}`,
     `  top-1 by kind (engram | baseline):`,
     ...kinds,
@@ -268,19 +275,26 @@ export function formatTruthBench(result: TruthBench): string {
 }
 
 /**
- * What the stale figures count (issue #20): an explicit search is meant to show stale and
- * superseded memories (SPEC §7: penalised and prefixed), so "stale in top-5" counts correct
- * behaviour too; it is reported as the issue defines it, beside the parts that are not.
+ * What the stale figures count (issue #20). An explicit search shows stale and superseded
+ * memories (SPEC §7: penalised and prefixed), as the history of the current fact they belong to
+ * (folded under it, libs/core outdated-folding.ts), so they take no result slot; "stale in top-5"
+ * counts the outdated memories that still do: those with no current fact in the answer to fold
+ * into, and those shown as current (never detected as replaced).
  */
 export function truthNotes(scores: TruthScores): string[] {
   const marked = scores.staleInTop5 - scores.unmarkedStaleInTop5;
   return [
-    `  stale in top-5 counts every outdated memory in the first five results, as issue #20 defines`,
-    `    it. ${pct(marked)} of the results are outdated memories an explicit search shows on purpose`,
-    `    (SPEC §7: with the confidence penalty and the [STALE …] / [SUPERSEDED …] prefix), below the`,
-    `    current fact (outdated above the current fact: ${scores.staleAboveCurrent}); ` +
-      `${pct(scores.unmarkedStaleInTop5)} are outdated memories`,
-    `    shown as current, which Engram did not detect as replaced.`,
+    `  stale in top-5 counts the outdated memories among the first five results (what takes a`,
+    `    result slot), as issue #20 defines it. An explicit search still shows outdated memories`,
+    `    (SPEC §7: with the confidence penalty and the [STALE …] / [SUPERSEDED …] prefix), but as`,
+    `    the history of the current fact they belong to ("replaces:" under it): ` +
+      `${scores.shownAsHistory} shown as history,`,
+    `    ${scores.historyUnderCurrent} of them under the question's current fact. ` +
+      `${pct(marked)} of the results are outdated memories`,
+    `    with no current fact in the answer to fold into, shown marked ` +
+      `(outdated above the current fact: ${scores.staleAboveCurrent});`,
+    `    ${pct(scores.unmarkedStaleInTop5)} are outdated memories shown as current, ` +
+      `which Engram did not detect as replaced.`,
     `  injected stale: InjectForFile and BuildContext refuse every memory known to be stale or`,
     injectedStale(scores) === 0
       ? `    superseded (one guard, libs/core injection-guard.ts); none was injected.`

@@ -2,6 +2,7 @@ import { recallInWorkingTree, type Provenance, type RecallQuery } from '@engram/
 import {
   episodeItem,
   memoryItem,
+  replacedMessages,
   scoreMessage,
   turnItem,
   type RecallAnswer,
@@ -39,6 +40,11 @@ export interface RecallJsonResult {
   memory?: ReturnType<typeof memoryItem>;
   episode?: ReturnType<typeof episodeItem>;
   turn?: ReturnType<typeof turnItem>;
+  /**
+   * The outdated memories a memory result replaces (superseded or stale, prefixed and penalised),
+   * best first: shown as its history, not as results of their own. Empty for the other tiers.
+   */
+  replaces: ReturnType<typeof replacedMessages>;
 }
 
 export function recallJsonLine(
@@ -71,6 +77,7 @@ function recallJsonResult(hit: RecallHit, rank: number): RecallJsonResult {
     scores: scoreMessage(hit.score),
     explanation: hit.explanation,
     provenance: hit.provenance,
+    replaces: replacedMessages(hit),
   };
   switch (hit.tier) {
     case 'memories':
@@ -112,6 +119,7 @@ export function formatRecall(line: RecallJsonLine): string {
       .join(' · ');
     return [
       `${String(result.rank).padStart(2)}. ${result.score.toFixed(4)}  [${result.tier}/${result.type}] ${oneLine(result.text, 160)}`,
+      ...result.replaces.map((old) => `    replaces: ${oneLine(old.content, 160)}`),
       `    from ${source || 'unknown'}`,
     ];
   });

@@ -109,7 +109,7 @@ describe('runRecallBatch', () => {
 });
 
 describe('formatRecall', () => {
-  it('should show rank, score, tier and where each result came from', () => {
+  it('should show rank, score, tier, the memories a result replaces and where it came from', () => {
     const text = formatRecall({
       id: null,
       query: 'token refresh',
@@ -140,6 +140,14 @@ describe('formatRecall', () => {
             memoryId: 'm1',
             commitSha: null,
           },
+          replaces: [
+            {
+              memoryId: 'm0',
+              content: '[SUPERSEDED — a newer memory replaces it] Refresh\nunlocked',
+              confidence: 0.4,
+              reason: 'superseded',
+            },
+          ],
         },
       ],
     });
@@ -147,6 +155,7 @@ describe('formatRecall', () => {
       [
         'recall "token refresh" in api (phase implement):',
         ' 1. 0.9123  [memories/gotcha] Refresh behind the mutex',
+        '    replaces: [SUPERSEDED — a newer memory replaces it] Refresh unlocked',
         '    from sessions s1 · episodes e1',
       ].join('\n'),
     );

@@ -40,7 +40,10 @@ function sourceOf(p: recallv1.Provenance__Output | null): string {
     .join(' · ');
 }
 
-/** A recall: rank, kind, score, id and text, then where it came from. */
+/**
+ * A recall: rank, kind, score, id and text, the outdated memories it replaces, then where it came
+ * from.
+ */
 export function formatRecall(
   query: string,
   projectId: string,
@@ -53,6 +56,10 @@ export function formatRecall(
     lines.push(
       `${index + 1}. [${kindOf(result)}] ${idOf(result)} (${score}) ${oneLine(result.text)}`,
     );
+    // Outdated memories this result replaced: its history, with their ids for feedback.
+    for (const old of result.replaces ?? []) {
+      lines.push(`   replaces: ${old.memoryId} ${oneLine(old.content)}`);
+    }
     const source = sourceOf(result.provenance);
     if (source !== '') lines.push(`   from ${source}`);
   });

@@ -126,7 +126,7 @@ describe('toolErrorMessage', () => {
 });
 
 describe('the answers as text', () => {
-  it('should list recall results with their ids and sources', () => {
+  it('should list recall results with their ids, the memories they replace and sources', () => {
     const text = formatRecall('auth', 'acme/api', {
       hydeUsed: false,
       embeddingModel: 'm',
@@ -137,11 +137,24 @@ describe('the answers as text', () => {
           text: 'Hold the\n mutex',
           scores: { finalScore: 0.51234 } as never,
           provenance: { sessionIds: ['s-1'], episodeIds: ['e-1'] } as never,
+          replaces: [
+            {
+              memoryId: 'm-0',
+              content: '[STALE — file no longer exists] Lock\n the file',
+              confidence: 0.3,
+              reason: 'stale',
+            },
+          ],
         },
       ],
     });
     expect(text).toBe(
-      'recall "auth" in acme/api: 1 result\n1. [memory/gotcha] m-1 (0.5123) Hold the mutex\n   from sessions s-1 · episodes e-1',
+      [
+        'recall "auth" in acme/api: 1 result',
+        '1. [memory/gotcha] m-1 (0.5123) Hold the mutex',
+        '   replaces: m-0 [STALE — file no longer exists] Lock the file',
+        '   from sessions s-1 · episodes e-1',
+      ].join('\n'),
     );
     expect(formatRecall('x', 'p', { results: [], hydeUsed: false, embeddingModel: '' })).toBe(
       'nothing recalled for "x" in p',

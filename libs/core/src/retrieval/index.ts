@@ -17,6 +17,7 @@ export * from './rank-memories';
 export * from './stale';
 export * from './injection-guard';
 export * from './superseded-order';
+export * from './outdated-folding';
 export * from './file-paths';
 export * from './temporal';
 export * from './memory-filter';

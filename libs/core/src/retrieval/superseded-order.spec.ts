@@ -1,7 +1,7 @@
 import type { Memory } from '@engram/contracts';
 import { describe, expect, it } from 'vitest';
 import { SUPERSEDED_BY_TAG } from '../memory/superseded';
-import { supersededAfterSuccessors } from './superseded-order';
+import { latestSuccessor, listedSuccessors } from './superseded-order';
 
 type Listed = Pick<Memory, 'memoryId' | 'tags' | 'relations'>;
 
@@ -24,39 +24,37 @@ function listed(memoryId: string, supersededBy?: string, supersedes?: string): L
   };
 }
 
-const order = (items: (Listed | null)[]) =>
-  supersededAfterSuccessors(items, (item) => item).map((item) => item?.memoryId ?? '-');
+const successors = (items: (Listed | null)[]) => Object.fromEntries(listedSuccessors(items));
 
-describe('supersededAfterSuccessors', () => {
-  it('should move a superseded memory to just below its successor, the rest in order', () => {
-    expect(order([listed('old', 'new'), listed('x'), listed('new'), listed('y')])).toEqual([
-      'x',
-      'new',
-      'old',
-      'y',
-    ]);
+describe('listedSuccessors', () => {
+  it('should read the successor from the superseded-by tag, skipping non-memory results', () => {
+    expect(successors([listed('old', 'new'), null, listed('x'), listed('new')])).toEqual({
+      old: 'new',
+    });
   });
 
   it('should read the successor from its supersedes relation when the tag is missing', () => {
-    expect(order([listed('old'), listed('new', undefined, 'old')])).toEqual(['new', 'old']);
+    expect(successors([listed('old'), listed('new', undefined, 'old')])).toEqual({ old: 'new' });
   });
 
-  it('should leave a superseded memory whose successor is not listed, or already above it', () => {
-    expect(order([listed('old', 'elsewhere'), listed('x')])).toEqual(['old', 'x']);
-    expect(order([listed('new'), listed('x'), listed('old', 'new')])).toEqual(['new', 'x', 'old']);
+  it('should know no successor that is not listed, nor a memory naming itself', () => {
+    expect(successors([listed('old', 'elsewhere'), listed('self', 'self'), listed('x')])).toEqual(
+      {},
+    );
+  });
+});
+
+describe('latestSuccessor', () => {
+  it('should follow a chain to its current end', () => {
+    const chain = listedSuccessors([listed('a', 'b'), listed('b', 'c'), listed('c')]);
+    expect(latestSuccessor('a', chain)).toBe('c');
+    expect(latestSuccessor('b', chain)).toBe('c');
+    expect(latestSuccessor('c', chain)).toBe('c');
   });
 
-  it('should order a chain newest first and keep non-memory items where they were', () => {
-    expect(order([listed('a', 'b'), null, listed('b', 'c'), listed('c')])).toEqual([
-      '-',
-      'c',
-      'b',
-      'a',
-    ]);
-  });
-
-  it('should keep every item once in a cycle', () => {
-    expect(order([listed('a', 'b'), listed('b', 'a'), listed('z')])).toEqual(['a', 'b', 'z']);
-    expect(order([listed('a', 'b'), listed('b', 'c'), listed('c', 'b')])).toEqual(['b', 'a', 'c']);
+  it('should give no end for a chain that runs into a cycle', () => {
+    const cycle = listedSuccessors([listed('a', 'b'), listed('b', 'c'), listed('c', 'b')]);
+    expect(latestSuccessor('a', cycle)).toBeNull();
+    expect(latestSuccessor('b', cycle)).toBeNull();
   });
 });

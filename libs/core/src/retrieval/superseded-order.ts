@@ -1,54 +1,19 @@
 import type { Memory } from '@engram/contracts';
 import { supersededBy } from '../memory/superseded';
 
-/**
- * An explicit search shows a superseded memory (SPEC §7: penalised and prefixed, so the agent can
- * see what used to be true), but never above the memory that replaced it: the stale penalty
- * halves its score, which is not enough when it matches the query twice as well as its
- * successor ("X talks to Y over A" asked "how does X talk to Y over A?"). Within a result list,
- * each superseded memory moves to just below its successor when both are in the list; everything
- * else keeps its order. The successor is the one its `superseded-by:` tag names, else one of the
- * list's memories whose `supersedes` relation names it. Chains (A by B by C) give C, B, A;
- * cycle-safe: members of a supersession cycle keep their original order.
- */
-export function supersededAfterSuccessors<T>(
-  items: readonly T[],
-  memoryOf: (item: T) => Pick<Memory, 'memoryId' | 'tags' | 'relations'> | null,
-): T[] {
-  const idOf = (item: T) => memoryOf(item)?.memoryId ?? null;
-  const listed = new Set(items.map(idOf).filter((id): id is string => id !== null));
-  const successorOf = successors(items.map(memoryOf), listed);
-  const emitted = new Set<string>();
-  const waiting = new Map<string, T[]>();
-  const out: T[] = [];
-  const emit = (item: T): void => {
-    out.push(item);
-    const id = idOf(item);
-    if (id === null) return;
-    emitted.add(id);
-    const followers = waiting.get(id) ?? [];
-    waiting.delete(id);
-    for (const follower of followers) emit(follower);
-  };
-  for (const item of items) {
-    const id = idOf(item);
-    const successor = id === null ? undefined : successorOf.get(id);
-    if (successor === undefined || emitted.has(successor) || waitsOn(successor, id!, successorOf)) {
-      emit(item);
-    } else {
-      waiting.set(successor, [...(waiting.get(successor) ?? []), item]);
-    }
-  }
-  // Only items whose successor never came (impossible unless the list changed) remain.
-  for (const followers of waiting.values()) out.push(...followers);
-  return out;
-}
+/** What the successor of a listed memory is read from. */
+export type SuccessionView = Pick<Memory, 'memoryId' | 'tags' | 'relations'>;
 
-/** Each listed memory's successor, when that successor is listed too. */
-function successors(
-  memories: readonly (Pick<Memory, 'memoryId' | 'tags' | 'relations'> | null)[],
-  listed: ReadonlySet<string>,
+/**
+ * Each listed memory's successor, when that successor is listed too (a result list knows only
+ * its own members). The successor is the one its `superseded-by:` tag names, else one of the
+ * list's memories whose `supersedes` relation names it. Null entries (results that are not
+ * memories) are skipped.
+ */
+export function listedSuccessors(
+  memories: readonly (SuccessionView | null)[],
 ): Map<string, string> {
+  const listed = new Set(memories.flatMap((memory) => (memory === null ? [] : [memory.memoryId])));
   const out = new Map<string, string>();
   for (const memory of memories) {
     if (memory === null) continue;
@@ -67,13 +32,20 @@ function successors(
   return out;
 }
 
-/** Whether following successors from `start` comes back to `id` (a cycle: do not wait). */
-function waitsOn(start: string, id: string, successorOf: ReadonlyMap<string, string>): boolean {
+/**
+ * The end of the succession chain from `id` (A by B by C gives C for A and B); `id` itself when it
+ * has no listed successor. Null when the chain runs into a cycle: a cycle has no current end.
+ */
+export function latestSuccessor(
+  id: string,
+  successorOf: ReadonlyMap<string, string>,
+): string | null {
   const seen = new Set<string>();
-  for (let at: string | undefined = start; at !== undefined; at = successorOf.get(at)) {
-    if (at === id) return true;
-    if (seen.has(at)) return false;
+  let at = id;
+  for (let next = successorOf.get(at); next !== undefined; next = successorOf.get(at)) {
     seen.add(at);
+    if (seen.has(next)) return null;
+    at = next;
   }
-  return false;
+  return at;
 }
