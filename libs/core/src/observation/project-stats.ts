@@ -5,7 +5,13 @@ import {
   type CoAccessAggregate,
 } from './co-access-graph';
 import type { SessionSummary } from './session-summary';
-import type { BacktrackCause, ErrorRetrySignal, ObserverSignal } from './signals';
+import { e2eObservationKey } from './e2e-observation-key';
+import type {
+  BacktrackCause,
+  E2eObservationSignal,
+  ErrorRetrySignal,
+  ObserverSignal,
+} from './signals';
 
 /**
  * The durable signal statistics of one project: a fold over every signal observed, validated or
@@ -20,6 +26,12 @@ export interface ProjectObservationStats {
   backtracks: Record<string, BacktrackStat>;
   /** Oldest first, at most `maxSessionSummaries`. */
   sessions: SessionSummary[];
+  /**
+   * The sessions that saw each e2e observation (by its e2eObservationKey), a few per key, for the
+   * key's latest observations: a second session confirms one (seed 002 §15 Q6). Optional: states
+   * kept before it have none.
+   */
+  e2eSessions?: Record<string, string[]>;
 }
 
 export interface ErrorStat {
@@ -40,6 +52,9 @@ export interface BacktrackStat {
 }
 
 const MAX_RESOLUTIONS = 10;
+/** Enough to tell a confirmed observation (two sessions) with room; bounded, it is one record. */
+const MAX_E2E_SESSIONS = 5;
+const MAX_E2E_KEYS = 2_000;
 
 export function emptyProjectStats(): ProjectObservationStats {
   return { coAccess: emptyCoAccessAggregate(), errors: {}, backtracks: {}, sessions: [] };
@@ -70,10 +85,12 @@ export function foldSignal(stats: ProjectObservationStats, signal: ObserverSigna
       stat.causes[signal.likelyCause] = (stat.causes[signal.likelyCause] ?? 0) + 1;
       return;
     }
+    case 'e2e_observation':
+      foldE2eObservation(stats, signal);
+      return;
     case 'sequence':
     case 'time_anomaly':
     case 'dead_end':
-    case 'e2e_observation':
       // Counted from session summaries and scratchpads; nothing durable to aggregate.
       return;
   }
@@ -110,4 +127,17 @@ function foldError(stats: ProjectObservationStats, signal: ErrorRetrySignal): vo
   ) {
     stat.resolutions[how] = (stat.resolutions[how] ?? 0) + 1;
   }
+}
+
+/** Records the session under the observation's key (newest keys kept, the oldest dropped). */
+function foldE2eObservation(stats: ProjectObservationStats, signal: E2eObservationSignal): void {
+  const seen = (stats.e2eSessions ??= {});
+  const key = e2eObservationKey(signal);
+  const sessions = seen[key] ?? [];
+  delete seen[key];
+  seen[key] = sessions.includes(signal.sessionId)
+    ? sessions
+    : [...sessions, signal.sessionId].slice(-MAX_E2E_SESSIONS);
+  const keys = Object.keys(seen);
+  for (const old of keys.slice(0, Math.max(0, keys.length - MAX_E2E_KEYS))) delete seen[old];
 }

@@ -3,8 +3,10 @@ import { browserCallOf } from './e2e-observation-detection';
 import { runPromotion } from './promotion/promotion-pipeline';
 import { e2eObservationRule } from './rules/e2e-observation.rule';
 import { MAX_SEQUENCE_STEPS } from './test-sequence-detection';
+import { emptyProjectStats } from './project-stats';
 import {
   browserCall,
+  foldAll,
   inferenceInput,
   NO_RANKING,
   ofType,
@@ -182,5 +184,22 @@ describe('test_sequence memories', () => {
     expect(e2e(twice.memories).map((m) => [m.memoryId, m.confidence])).toEqual([
       [e2e(once.memories)[0].memoryId, 0.9],
     ]);
+  });
+
+  it('should confirm it when only the second session is promoted, from the project statistics', async () => {
+    // The observer promotes one session's scratchpad; the earlier session is in the statistics.
+    const stats = emptyProjectStats();
+    foldAll(stats, [...login('qa1'), ...login('qa2')]);
+    const { memories } = await runPromotion(promotionInput(login('qa2'), { stats }), NO_RANKING, {
+      workUnitRef: null,
+      fallbackSessionId: 'qa2',
+    });
+    const e2e = memories.filter((m) => m.memoryType === 'e2e_observation');
+    expect(e2e.map((m) => [m.confidence, m.provenanceSessionIds])).toEqual([[0.9, ['qa1', 'qa2']]]);
+    const alone = await runPromotion(promotionInput(login('qa2')), NO_RANKING, {
+      workUnitRef: null,
+      fallbackSessionId: 'qa2',
+    });
+    expect(alone.memories.find((m) => m.memoryType === 'e2e_observation')?.confidence).toBe(0.75);
   });
 });

@@ -2,9 +2,12 @@ import {
   groupBy,
   latestAt,
   signalEvidence,
+  sortedUnique,
+  type CandidateEvidence,
   type E2eObservationFacts,
   type MemoryCandidate,
 } from '../candidates';
+import { e2eObservationKey } from '../e2e-observation-key';
 import type { E2eObservationSignal } from '../signals';
 import type { InferenceInput } from './inference-input';
 import { modulesOf, signalsOfType } from './rule-helpers';
@@ -19,7 +22,7 @@ import { modulesOf, signalsOfType } from './rule-helpers';
  */
 export function e2eObservationRule(input: InferenceInput): MemoryCandidate[] {
   const observations = signalsOfType(input.signals, 'e2e_observation');
-  const groups = groupBy(observations, naturalKeyOf);
+  const groups = groupBy(observations, e2eObservationKey);
   const candidates: MemoryCandidate[] = [];
   for (const [naturalKey, signals] of groups) {
     const latest = signals.reduce((a, b) => (b.at > a.at ? b : a));
@@ -36,7 +39,7 @@ export function e2eObservationRule(input: InferenceInput): MemoryCandidate[] {
       lastObservedAt: latestAt(signals),
       relatedFiles,
       relatedModules: modulesOf(relatedFiles, input.settings.moduleDepth),
-      evidence: signalEvidence(signals),
+      evidence: withEarlierSessions(signalEvidence(signals), input, naturalKey),
       facts: { kind: 'e2e_observation', occurrences: signals.length, ...observedFacts(latest) },
     });
   }
@@ -44,15 +47,17 @@ export function e2eObservationRule(input: InferenceInput): MemoryCandidate[] {
 }
 
 /**
- * A test sequence is the state reached (page, text checked) and the steps that reached it, however
- * the state was checked; the other kinds are one action on one page.
+ * The sessions that saw the same observation before (the project statistics) count too: a
+ * promotion only holds its own scratchpad's signals, and an observation seen again in another
+ * session is the one seed 002 §15 Q6 confirms.
  */
-function naturalKeyOf(s: E2eObservationSignal): string {
-  const key =
-    s.observationType === 'test_sequence'
-      ? [s.observationType, s.page ?? '', s.target ?? '', s.before.join(' → ')]
-      : [s.observationType, s.page ?? '', s.action, s.target ?? ''];
-  return key.join('\u0000');
+function withEarlierSessions(
+  evidence: CandidateEvidence,
+  input: InferenceInput,
+  naturalKey: string,
+): CandidateEvidence {
+  const earlier = input.stats.e2eSessions?.[naturalKey] ?? [];
+  return { ...evidence, sessionIds: sortedUnique([...evidence.sessionIds, ...earlier]) };
 }
 
 function observedFacts(signal: E2eObservationSignal): E2eObservationFacts {
