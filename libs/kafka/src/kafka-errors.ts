@@ -1,4 +1,5 @@
 import { DownstreamUnavailableError, EngramError } from '@engram/core';
+import { KafkaJSProtocolError } from 'kafkajs';
 
 /**
  * kafkajs errors that mean the broker (or its coordinator) is away or busy, not that the record
@@ -53,5 +54,24 @@ export async function classifyingKafkaErrors<T>(work: () => Promise<T>): Promise
     return await work();
   } catch (error) {
     throw classifyKafkaError(error);
+  }
+}
+
+/** Protocol errors of a partition whose leader is not (yet) where the metadata says. */
+const LEADER_MOVING = new Set(['LEADER_NOT_AVAILABLE', 'NOT_LEADER_FOR_PARTITION']);
+
+/**
+ * An admin call about a topic's partitions, asked again while a partition's leader is not ready
+ * yet — as happens for a moment after a topic is created (the admin client retries a missing
+ * topic, but gives up at once on a moving leader). Up to 10 more attempts, 100 ms further apart each.
+ */
+export async function whileLeaderMoves<T>(call: () => Promise<T>, attempt = 0): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (!(error instanceof KafkaJSProtocolError) || !LEADER_MOVING.has(error.type)) throw error;
+    if (attempt >= 10) throw error;
+    await new Promise((resolve) => setTimeout(resolve, 100 * (attempt + 1)));
+    return whileLeaderMoves(call, attempt + 1);
   }
 }

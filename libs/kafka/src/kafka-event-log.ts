@@ -13,15 +13,13 @@ import {
   type TopicCodec,
   type TopicDefinition,
 } from '@engram/core';
-import { KafkaJSProtocolError, type Admin, type Kafka, type Producer } from 'kafkajs';
+import type { Admin, Kafka, Producer } from 'kafkajs';
 import type { AvroRegistry } from './avro-registry';
 import { decodeDelivered, deliveredTombstone } from './delivered-event';
 import { EventEncoder } from './event-publisher';
 import { reliableProducerConfig } from './kafka-client';
+import { whileLeaderMoves } from './kafka-errors';
 import { ensureTopics } from './topic-admin';
-
-/** Protocol errors of a partition whose leader is not (yet) where the metadata says. */
-const LEADER_MOVING = new Set(['LEADER_NOT_AVAILABLE', 'NOT_LEADER_FOR_PARTITION']);
 
 /**
  * The EventLogPort on Kafka + Schema Registry: publishing is EventPublisher's (Avro in the
@@ -206,21 +204,7 @@ export class KafkaEventLog implements EventLogPort {
     return records;
   }
 
-  /**
-   * The admin client retries a missing topic but gives up at once when a partition's leader is
-   * not ready yet — as happens for a moment after a topic is created: wait and ask again.
-   */
-  private async fetchTopicOffsets(
-    topic: string,
-    attempt = 0,
-  ): ReturnType<Admin['fetchTopicOffsets']> {
-    try {
-      return await this.admin.fetchTopicOffsets(topic);
-    } catch (error) {
-      if (!(error instanceof KafkaJSProtocolError) || !LEADER_MOVING.has(error.type)) throw error;
-      if (attempt >= 10) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 100 * (attempt + 1)));
-      return this.fetchTopicOffsets(topic, attempt + 1);
-    }
+  private fetchTopicOffsets(topic: string): ReturnType<Admin['fetchTopicOffsets']> {
+    return whileLeaderMoves(() => this.admin.fetchTopicOffsets(topic));
   }
 }

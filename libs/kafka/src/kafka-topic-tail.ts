@@ -8,6 +8,7 @@ import {
 import type { Admin, Consumer, EachBatchPayload, Kafka } from 'kafkajs';
 import type { AvroRegistry } from './avro-registry';
 import { decodeDelivered } from './delivered-event';
+import { whileLeaderMoves } from './kafka-errors';
 
 export interface KafkaTailOptions {
   sessionTimeoutMs?: number;
@@ -39,7 +40,9 @@ export class KafkaTopicTail<E> implements TopicTail {
 
   async start(): Promise<void> {
     const topic = this.spec.codec.topic;
-    const starts = await this.admin.fetchTopicOffsetsByTimestamp(topic, this.spec.fromTimestamp);
+    const starts = await whileLeaderMoves(() =>
+      this.admin.fetchTopicOffsetsByTimestamp(topic, this.spec.fromTimestamp),
+    );
     for (const { partition, offset } of starts) this.next.set(partition, BigInt(offset));
     const consumer = this.kafka.consumer({
       groupId: this.groupId,
