@@ -23,8 +23,9 @@ export interface RecallStack {
   /** Access counts of returned and injected memories, written back to the store in batches. */
   access: AccessTracker;
   /**
-   * The session notes Remember holds and Recall reads (the scratchpad tier); whoever sees
-   * SessionEnded may end a session's notes here (they also expire when idle).
+   * The session notes Remember holds and Recall reads (the scratchpad tier); a recall server
+   * started with the lifecycle log also fills it from there and ends a session's notes at its
+   * SessionEnded (startSessionNoteTail). They also expire when idle.
    */
   notes: SessionNoteStore;
   /** The store they read (AnalyzeImpact joins it with the graph when the server has one). */

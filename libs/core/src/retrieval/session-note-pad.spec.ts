@@ -66,6 +66,15 @@ describe('InMemorySessionNotes', () => {
     expect(pad.notesOf(SCOPE, 's-2', NOW)).toEqual([]);
   });
 
+  it('should not rewind a session when an earlier note is read back from the log', () => {
+    const pad = padOf({});
+    pad.add(note('m-2'), NOW);
+    // The view of the lifecycle log adds a note at its Remember's (earlier) time.
+    pad.add(note('m-1'), NOW - HOUR / 2);
+    expect(ids(pad.notesOf(SCOPE, 's-1', NOW + HOUR - 1))).toEqual(['m-2', 'm-1']);
+    expect(pad.notesOf(SCOPE, 's-1', NOW + HOUR + 1)).toEqual([]);
+  });
+
   it('should forget notes whose validated memory is indexed, and the session with its last', () => {
     const pad = new InMemorySessionNotes();
     pad.add(note('m-1'), NOW);

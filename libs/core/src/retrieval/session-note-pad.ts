@@ -14,9 +14,10 @@ export interface SessionNote {
 }
 
 /**
- * Where session notes wait (a port: in process by default; a store shared by several recall
- * servers would implement the same). Reads are synchronous and cheap: a recall asks on every
- * request that names a session, and most sessions have no notes.
+ * Where session notes wait (a port; in process, filled by Remember and by the view of the
+ * lifecycle log, SessionNoteView, which every recall server holds — so no store is shared).
+ * Reads are synchronous and cheap: a recall asks on every request that names a session, and most
+ * sessions have no notes.
  */
 export interface SessionNoteStore {
   add(note: SessionNote, now: number): void;
