@@ -189,6 +189,17 @@ describe('engram hook tells the service when a memory’s files are all gone', (
     expect(manifests[0].headSha).toMatch(/^[0-9a-f]{40}$/);
   });
 
+  it('lists the untracked files git does not ignore, so a new file’s memory stays current', async () => {
+    committedRepo();
+    rmSync(join(repo, AUTH_FILE));
+    create('src/db/new-pool.ts'); // the agent's new file, not committed yet
+    create('build/out.js');
+    writeFileSync(join(repo, '.gitignore'), 'build/\n');
+    const { manifests } = await readAuthFileAt(T);
+    expect(manifests).toHaveLength(1);
+    expect([...manifests[0].files].sort()).toEqual(['.gitignore', 'src/db/new-pool.ts', POOL_FILE]);
+  });
+
   it('publishes none while every injected memory’s file is there', async () => {
     committedRepo();
     const { context, manifests } = await readAuthFileAt(T);

@@ -516,11 +516,14 @@ describe('FileManifest at SessionStart (issue #20)', () => {
     git('commit', '-q', '-m', 'first');
     git('rm', '-q', 'src/auth/legacy.ts');
     git('commit', '-q', '-m', 'drop legacy');
-    // Not tracked: not in the manifest.
+    // Not tracked yet, but there (an agent's new file): in the manifest. Ignored: not.
     writeFileSync(join(api, 'src', 'scratch.ts'), 'export const d = 4;\n');
+    writeFileSync(join(api, '.git', 'info', 'exclude'), 'dist/\n');
+    mkdirSync(join(api, 'dist'));
+    writeFileSync(join(api, 'dist', 'token.js'), 'exports.a = 1;\n');
   });
 
-  it('should publish the tracked files of the whole project, once, from a subdirectory', async () => {
+  it('should publish the files of the whole project, once, from a subdirectory', async () => {
     const log = fakeLog();
     const first = await hook(start(join(api, 'src', 'auth')), log.open);
     expect(first).toMatchObject({ published: 2, spooled: 0, messages: [] });
@@ -538,6 +541,7 @@ describe('FileManifest at SessionStart (issue #20)', () => {
       'package.json',
       'src/auth/token.ts',
       'src/auth/with space\tand tab.ts',
+      'src/scratch.ts',
     ]);
     // Delivered again (or resumed at the same HEAD): the same event id, a duplicate.
     await hook(start(api, 'resume'), log.open);

@@ -8,22 +8,26 @@ import {
 import { hookEnvelope, type ClaudeCodeHookPayload, type HookProject } from './claude-code-hooks';
 
 /**
- * The project's tracked files at SessionStart → FileManifest (issue #20): the observer marks
+ * The project's files at SessionStart → FileManifest (issue #20): the observer marks
  * stale the memories whose files are all gone from it, and drops the gone files from the others.
  * Pure: `engram hook` runs `git ls-files` with FILE_MANIFEST_GIT_ARGS in the project root (the
  * git top level) on a SessionStarted, reads it with `parseFileManifest` and publishes
  * `hookFileManifest`.
  */
 
+/** `git ls-files`, NUL-terminated (names with newlines, tabs or quotes arrive verbatim). */
+const LS_FILES: readonly string[] = ['--no-pager', 'ls-files', '-z', '--full-name'];
+
 /**
- * `git ls-files` arguments: every tracked file (the index), NUL-terminated so names with
- * newlines, tabs or quotes arrive verbatim, relative to the top level.
+ * `git ls-files` arguments: every tracked file (the index) and every untracked file git does not
+ * ignore, relative to the top level. The untracked ones count: an agent's new file, not committed
+ * yet, exists, and a memory about it must not go stale at the next session's start.
  */
 export const FILE_MANIFEST_GIT_ARGS: readonly string[] = Object.freeze([
-  '--no-pager',
-  'ls-files',
-  '-z',
-  '--full-name',
+  ...LS_FILES,
+  '--cached',
+  '--others',
+  '--exclude-standard',
 ]);
 
 /**
@@ -70,10 +74,7 @@ export const FILES_GONE_MANIFEST_INTERVAL_MS = 10 * 60 * 1000;
  * index (a plain `rm`): the files-gone manifest leaves them out, or it would list the very files
  * whose absence it reports.
  */
-export const DELETED_FILES_GIT_ARGS: readonly string[] = Object.freeze([
-  ...FILE_MANIFEST_GIT_ARGS,
-  '--deleted',
-]);
+export const DELETED_FILES_GIT_ARGS: readonly string[] = Object.freeze([...LS_FILES, '--deleted']);
 
 /** The tracked files still in the working tree (both lists as `parseFileManifest` reads them). */
 export function filesInWorkingTree(
