@@ -100,6 +100,9 @@ describe('recallFilesGoneManifest', () => {
     writeFileSync(join(dir, 'src', 'gone.ts'), 'export {};\n');
     git('add', '.');
     git('commit', '-q', '-m', 'init');
+    // The data dir lives in this work tree here: ignored, as a project would (manifests list the
+    // untracked files git does not ignore).
+    writeFileSync(join(dir, '.git', 'info', 'exclude'), '.data/\n');
     rmSync(join(dir, 'src', 'gone.ts'));
     const published: Typed[] = [];
     let closed = 0;
