@@ -300,11 +300,27 @@ describe('EmbeddedExactlyOnceProcessor', () => {
     let stderr = '';
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     let commits = 0;
+    let stdout = '';
     await new Promise<void>((resolve, reject) => {
-      child.on('exit', (code) => reject(new Error(`child exited early (${code}): ${stderr}`)));
+      // Bounded below the test's timeout, so a stuck child says where it stood.
+      const stuck = setTimeout(() => {
+        child.removeAllListeners('exit');
+        child.kill('SIGKILL');
+        reject(
+          new Error(
+            `child made ${commits} commits in 120 s; stderr: ${stderr}; stdout: ${stdout.slice(-2_000)}`,
+          ),
+        );
+      }, 120_000);
+      child.on('exit', (code) => {
+        clearTimeout(stuck);
+        reject(new Error(`child exited early (${code}): ${stderr}`));
+      });
       child.stdout.on('data', (chunk: Buffer) => {
+        stdout += chunk.toString();
         commits += chunk.toString().split('\n').length - 1;
         if (commits >= 15) {
+          clearTimeout(stuck);
           child.removeAllListeners('exit');
           child.kill('SIGKILL');
           resolve();
