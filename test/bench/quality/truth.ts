@@ -20,6 +20,8 @@ export const runTruthQuality: QualityRunner = async (options) => {
       'top-1': scores.top1,
       'stale@5': scores.staleInTop5,
       'unmarked stale@5': scores.unmarkedStaleInTop5,
+      // Outdated memories shown as the history of the current fact (`replaces`), not as results.
+      'shown as history': scores.shownAsHistory,
       'injected stale': scores.injectedStaleForFile + scores.injectedStaleInContext,
     },
   });
