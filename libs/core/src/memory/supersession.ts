@@ -245,8 +245,18 @@ export function subjectOverlap(
   older: string,
   minShared: number,
 ): { overlap: number; newerOnly: number; olderOnly: number } {
-  const left = subjectWords(newer);
-  const right = subjectWords(older);
+  return subjectWordsOverlap(subjectWords(newer), subjectWords(older), minShared);
+}
+
+/**
+ * `subjectOverlap` of texts already reduced to their `subjectWords`: for a caller comparing one
+ * text with many, which reduces each text once.
+ */
+export function subjectWordsOverlap(
+  left: ReadonlySet<string>,
+  right: ReadonlySet<string>,
+  minShared: number,
+): { overlap: number; newerOnly: number; olderOnly: number } {
   let shared = 0;
   for (const word of left) if (right.has(word)) shared += 1;
   const smaller = Math.min(left.size, right.size);
@@ -314,7 +324,8 @@ function slotTokens(text: string): string[] {
   return text.toLowerCase().match(/[\p{L}\p{N}]+|:/gu) ?? [];
 }
 
-function subjectWords(text: string): Set<string> {
+/** A text's content words (stemmed), without the contradiction cues: what its subject is. */
+export function subjectWords(text: string): Set<string> {
   const words = contentStems(text);
   for (const cue of CUE_WORDS) words.delete(cue);
   return words;

@@ -1,6 +1,6 @@
 import type { Memory } from '@engram/contracts';
 import { isSuperseded } from '../memory/superseded';
-import { SUPERSESSION_RULE, subjectOverlap } from '../memory/supersession';
+import { SUPERSESSION_RULE, subjectWords, subjectWordsOverlap } from '../memory/supersession';
 import { isStale } from './stale';
 import { latestSuccessor, listedSuccessors } from './superseded-order';
 
@@ -90,28 +90,50 @@ function outdatedHosts(memories: readonly (FoldableMemory | null)[]): Map<number
     return memory !== null && !isStale(memory);
   };
   const hosts = new Map<number, number>();
+  const wordsOf = subjectWordsOnce(memories);
   memories.forEach((memory, i) => {
     if (memory === null || !isStale(memory)) return;
     const end = latestSuccessor(memory.memoryId, successorOf);
     const successor = end === null || end === memory.memoryId ? undefined : indexOf.get(end);
-    const host = isCurrent(successor) ? successor : sameSubjectHost(memory, memories);
+    const host = isCurrent(successor) ? successor : sameSubjectHost(i, memories, wordsOf);
     if (host !== null) hosts.set(i, host);
   });
   return hosts;
 }
 
 function sameSubjectHost(
-  outdated: FoldableMemory,
+  outdatedIndex: number,
   memories: readonly (FoldableMemory | null)[],
+  wordsOf: (index: number) => ReadonlySet<string>,
 ): number | null {
+  const outdated = memories[outdatedIndex]!;
   const index = memories.findIndex(
-    (memory) =>
+    (memory, i) =>
       memory !== null &&
       !isStale(memory) &&
       memory.tenantId === outdated.tenantId &&
       memory.projectId === outdated.projectId &&
-      subjectOverlap(memory.content, outdated.content, SUPERSESSION_RULE.minSharedWords).overlap >=
-        SUPERSESSION_RULE.minOverlap,
+      subjectWordsOverlap(wordsOf(i), wordsOf(outdatedIndex), SUPERSESSION_RULE.minSharedWords)
+        .overlap >= SUPERSESSION_RULE.minOverlap,
   );
   return index === -1 ? null : index;
+}
+
+/**
+ * Each listed memory's subject words, computed on first use and kept for the fold: every stale
+ * memory without a listed successor is compared with every current one, and reducing the same
+ * text again for each pair made a fold of 300 results with 50 such memories take 33 ms.
+ */
+function subjectWordsOnce(
+  memories: readonly (FoldableMemory | null)[],
+): (index: number) => ReadonlySet<string> {
+  const words = new Map<number, ReadonlySet<string>>();
+  return (index) => {
+    let found = words.get(index);
+    if (found === undefined) {
+      found = subjectWords(memories[index]?.content ?? '');
+      words.set(index, found);
+    }
+    return found;
+  };
 }
